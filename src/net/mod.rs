@@ -1,0 +1,325 @@
+//! The network: nodes, ports (each the egress end of a full-duplex link), switch state (MMU,
+//! load balancer, salt, random stream) and the routing tables.
+//!
+//! ```text
+//!   host NIC port ──wire──▶ switch ingress ─▶ route + LB ─▶ MMU admit ─▶ egress queues
+//!        ▲                                                                   │ scheduler
+//!        │                                                                   ▼
+//!   transport pull ◀── host ◀──wire── ... ◀── serializer ◀──────────── dequeue (ECN, release)
+//! ```
+//!
+//! This module owns the static structure and the per-switch state; the event-driven behaviour
+//! (what happens when a packet arrives or a transmission ends) is in `sim`.
+
+pub mod buffer;
+pub mod lb;
+pub mod packet;
+pub mod port;
+pub mod routing;
+
+use crate::engine::RngStream;
+use crate::ids::{NodeId, PortId};
+use crate::topology::TopoSpec;
+use buffer::{BufferConfig, Headroom, Mmu};
+use lb::{LbKind, LoadBalancer};
+use port::{EcnConfig, MAX_QUEUES, Port, SchedulerConfig};
+use routing::{Graph, Routes};
+use serde::{Deserialize, Serialize};
+
+/// `[switch.pfc]`: priority flow control.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcConfig {
+    /// Enable PFC. Default false.
+    pub enabled: bool,
+    /// Lossless priorities (queue indices). Default: every queue.
+    pub priorities: Option<Vec<u8>>,
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            enabled: false,
+            priorities: None,
+        }
+    }
+}
+
+impl PfcConfig {
+    /// Bitmask of lossless priorities given `nq` queues.
+    pub fn mask(&self, nq: u8) -> u8 {
+        if !self.enabled {
+            return 0;
+        }
+        match &self.priorities {
+            None => ((1u16 << nq) - 1) as u8,
+            Some(v) => v.iter().fold(0u8, |m, p| m | (1 << p)),
+        }
+    }
+}
+
+fn d_queues() -> u8 {
+    1
+}
+
+/// `[switch]`: queueing, buffering, marking and load balancing of every switch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Priority queues per port, 1..=8. Default 1.
+    #[serde(default = "d_queues")]
+    pub queues: u8,
+    /// Egress scheduler. Default strict priority.
+    #[serde(default)]
+    pub scheduler: SchedulerConfig,
+    #[serde(default)]
+    pub buffer: BufferConfig,
+    /// ECN marking. Default: DCTCP step marking at K = 97,500 B (65 × 1500 B, DCTCP's 10 Gbps
+    /// guideline), on enqueue. Only ECN-capable packets are marked.
+    #[serde(default = "default_ecn")]
+    pub ecn: EcnConfig,
+    #[serde(default)]
+    pub pfc: PfcConfig,
+    /// `"ecmp"` or `"spray"`. Default ECMP. Schemes may override.
+    #[serde(default)]
+    pub load_balancer: LbKind,
+}
+
+pub fn default_ecn() -> EcnConfig {
+    EcnConfig::Step {
+        k: crate::units::Bytes(97_500),
+        at: port::MarkAt::Enqueue,
+    }
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            queues: 1,
+            scheduler: SchedulerConfig::Strict,
+            buffer: BufferConfig::default(),
+            ecn: default_ecn(),
+            pfc: PfcConfig::default(),
+            load_balancer: LbKind::Ecmp,
+        }
+    }
+}
+
+impl SwitchConfig {
+    /// Checks ranges; returns `(key, message)`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        if self.queues == 0 || self.queues as usize > MAX_QUEUES {
+            return Err((
+                "queues".into(),
+                format!("must be in 1..={MAX_QUEUES}, got {}", self.queues),
+            ));
+        }
+        self.scheduler
+            .validate(self.queues as usize)
+            .map_err(|m| ("scheduler".to_string(), m))?;
+        self.buffer
+            .validate()
+            .map_err(|(k, m)| (format!("buffer.{k}"), m))?;
+        self.ecn.validate().map_err(|m| ("ecn".to_string(), m))?;
+        if let Some(ps) = &self.pfc.priorities {
+            for p in ps {
+                if *p >= self.queues {
+                    return Err((
+                        "pfc.priorities".into(),
+                        format!("priority {p} does not exist with {} queues", self.queues),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch { tier: u8 },
+}
+
+/// A node and its ports.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub kind: NodeKind,
+    pub name: String,
+    pub ports: Vec<PortId>,
+}
+
+/// Per-switch state.
+#[derive(Debug)]
+pub struct Switch {
+    pub mmu: Mmu,
+    pub lb: LoadBalancer,
+    /// Random stream for spraying and RED marking.
+    pub rng: RngStream,
+    /// Drops by reason: [lossy, lossless-headroom overflow].
+    pub drops: [u64; 2],
+    pub pfc_sent: u64,
+}
+
+/// The whole network.
+#[derive(Debug)]
+pub struct Network {
+    pub n_hosts: usize,
+    pub nodes: Vec<Node>,
+    pub ports: Vec<Port>,
+    /// Index of each port within its node.
+    pub local: Vec<u16>,
+    pub switches: Vec<Switch>,
+    pub routes: Routes,
+    pub nq: u8,
+    pub lossless: u8,
+}
+
+/// Options for building a network beyond the switch config.
+pub struct BuildOpts<'a> {
+    pub switch: &'a SwitchConfig,
+    pub lb: LbKind,
+    /// Hashed packets are UDP (RoCEv2).
+    pub udp: bool,
+    pub seed: u64,
+    /// Largest wire packet, for the automatic PFC headroom.
+    pub max_packet: u64,
+}
+
+impl Network {
+    pub fn build(t: &TopoSpec, o: &BuildOpts) -> Result<Network, String> {
+        let n_nodes = t.n_hosts + t.switches.len();
+        let nq = o.switch.queues;
+        let mut nodes: Vec<Node> = (0..t.n_hosts)
+            .map(|h| Node {
+                kind: NodeKind::Host,
+                name: format!("host{h}"),
+                ports: Vec::new(),
+            })
+            .collect();
+        nodes.extend(t.switches.iter().map(|s| Node {
+            kind: NodeKind::Switch { tier: s.tier },
+            name: s.name.clone(),
+            ports: Vec::new(),
+        }));
+        let mut ports = Vec::with_capacity(t.links.len() * 2);
+        let mut local = Vec::with_capacity(t.links.len() * 2);
+        for l in &t.links {
+            if l.a.idx() >= n_nodes || l.b.idx() >= n_nodes || l.a == l.b {
+                return Err(format!("bad link {} -- {}", l.a, l.b));
+            }
+            let pa = PortId(ports.len() as u32);
+            let pb = PortId(ports.len() as u32 + 1);
+            for (n, me, peer) in [(l.a, pa, pb), (l.b, pb, pa)] {
+                let is_host = n.idx() < t.n_hosts;
+                let (sched, ecn) = if is_host {
+                    (SchedulerConfig::Strict, EcnConfig::None)
+                } else {
+                    (o.switch.scheduler.clone(), o.switch.ecn)
+                };
+                ports.push(Port::new(
+                    n,
+                    peer,
+                    l.rate,
+                    l.delay,
+                    nq as usize,
+                    &sched,
+                    ecn,
+                ));
+                local.push(nodes[n.idx()].ports.len() as u16);
+                nodes[n.idx()].ports.push(me);
+            }
+        }
+        for h in 0..t.n_hosts {
+            if nodes[h].ports.len() != 1 {
+                return Err(format!(
+                    "host {h} has {} links; hosts must have exactly one",
+                    nodes[h].ports.len()
+                ));
+            }
+        }
+        let peer_node: Vec<NodeId> = ports.iter().map(|p| ports[p.peer.idx()].node).collect();
+        let ports_of: Vec<Vec<PortId>> = nodes.iter().map(|n| n.ports.clone()).collect();
+        let routes = Routes::build(&Graph {
+            n_hosts: t.n_hosts,
+            n_nodes,
+            ports_of: &ports_of,
+            peer_node: &peer_node,
+        })?;
+        let lossless = o.switch.pfc.mask(nq);
+        let ecmp_rng = RngStream::new(o.seed, "ecmp-salt");
+        let mut switches = Vec::with_capacity(t.switches.len());
+        for s in 0..t.switches.len() {
+            let node = &nodes[t.n_hosts + s];
+            let headroom: Vec<u64> = node
+                .ports
+                .iter()
+                .map(|&p| match o.switch.buffer.headroom {
+                    Headroom::Bytes(b) => b.0,
+                    Headroom::Auto => {
+                        let port = &ports[p.idx()];
+                        2 * port.rate.bytes_in(port.delay) + 2 * o.max_packet + 64
+                    }
+                })
+                .collect();
+            let salt = ecmp_rng.child(s as u64).next_u64();
+            switches.push(Switch {
+                mmu: Mmu::new(&o.switch.buffer, headroom, nq as usize, lossless),
+                lb: LoadBalancer::new(o.lb, salt, o.udp),
+                rng: RngStream::new(o.seed, "switch").child(s as u64),
+                drops: [0; 2],
+                pfc_sent: 0,
+            });
+        }
+        Ok(Network {
+            n_hosts: t.n_hosts,
+            nodes,
+            ports,
+            local,
+            switches,
+            routes,
+            nq,
+            lossless,
+        })
+    }
+
+    /// The NIC port of host `h`.
+    #[inline]
+    pub fn host_port(&self, h: u32) -> PortId {
+        self.nodes[h as usize].ports[0]
+    }
+
+    #[inline]
+    pub fn is_host(&self, n: NodeId) -> bool {
+        n.idx() < self.n_hosts
+    }
+
+    /// Switch index of node `n` (which must be a switch).
+    #[inline]
+    pub fn switch_idx(&self, n: NodeId) -> usize {
+        n.idx() - self.n_hosts
+    }
+
+    /// A shortest path from host `src` to host `dst` as the sequence of egress ports it
+    /// crosses, always taking the first candidate (all candidates are equivalent in the
+    /// symmetric topologies built here).
+    pub fn first_path(&self, src: u32, dst: u32) -> Vec<PortId> {
+        let mut path = vec![self.host_port(src)];
+        let mut node = self.ports[self.host_port(src).idx()].peer;
+        loop {
+            let n = self.ports[node.idx()].node;
+            if n.idx() == dst as usize {
+                break;
+            }
+            let hops = self.routes.next_hops(n, dst);
+            let p = hops[0];
+            path.push(p);
+            node = self.ports[p.idx()].peer;
+            if path.len() > self.nodes.len() {
+                break;
+            }
+        }
+        path
+    }
+}

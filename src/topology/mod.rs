@@ -1,0 +1,421 @@
+//! Topologies: parameterised builders for leaf-spine, k-ary fat-tree and dumbbell networks.
+//!
+//! A builder returns a [`TopoSpec`]: nodes (hosts first, numbered `0..n_hosts`, then switches)
+//! and full-duplex links with a rate and a propagation delay. Numbering conventions, relied on
+//! by workloads and tests:
+//!
+//! * leaf-spine: host `h` hangs off leaf `h / hosts_per_leaf`; every leaf connects to every
+//!   spine. Switches: leaves, then spines.
+//! * fat-tree(k): `k³/4` hosts, `k` pods of `k/2` edge and `k/2` aggregation switches, `(k/2)²`
+//!   cores. Host `h` hangs off edge switch `h / (k/2)`; edge switch `e` sits in pod `e / (k/2)`
+//!   and connects to every aggregation switch of its pod; aggregation switch `j` of a pod
+//!   connects to cores `j·k/2 .. (j+1)·k/2`. Switches: edges, aggregations, cores.
+//! * dumbbell: `left` hosts on switch L, `right` hosts on switch R, one L–R bottleneck link.
+//!
+//! Not modelled: link failures, asymmetric link rates within a tier, multi-homed hosts.
+
+use crate::ids::NodeId;
+use crate::units::{BitRate, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// A full-duplex link between two nodes.
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    pub a: NodeId,
+    pub b: NodeId,
+    pub rate: BitRate,
+    pub delay: SimTime,
+}
+
+/// A switch of the topology.
+#[derive(Clone, Debug)]
+pub struct SwitchSpec {
+    pub name: String,
+    /// Tier: 1 = edge/leaf, 2 = aggregation/spine, 3 = core.
+    pub tier: u8,
+}
+
+/// A built topology, before it is turned into ports and queues.
+#[derive(Clone, Debug)]
+pub struct TopoSpec {
+    pub n_hosts: usize,
+    pub switches: Vec<SwitchSpec>,
+    pub links: Vec<LinkSpec>,
+}
+
+fn default_rate() -> BitRate {
+    BitRate::from_gbps(10)
+}
+fn default_delay() -> SimTime {
+    SimTime::from_us(1)
+}
+fn d_hpl() -> u32 {
+    4
+}
+fn d_four() -> u32 {
+    4
+}
+fn d_k() -> u32 {
+    4
+}
+fn d_side() -> u32 {
+    4
+}
+
+/// `[topology]`: which network to build.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// Two-tier leaf-spine: every leaf connects to every spine.
+    LeafSpine {
+        /// Hosts per leaf (1..=1024). Default 4.
+        #[serde(default = "d_hpl")]
+        hosts_per_leaf: u32,
+        /// Leaf switches (1..=1024). Default 4.
+        #[serde(default = "d_four")]
+        leaves: u32,
+        /// Spine switches (1..=1024). Default 4.
+        #[serde(default = "d_four")]
+        spines: u32,
+        /// Host–leaf link rate. Default 10Gbps.
+        #[serde(default = "default_rate")]
+        host_rate: BitRate,
+        /// Leaf–spine link rate. Default 10Gbps.
+        #[serde(default = "default_rate")]
+        fabric_rate: BitRate,
+        /// Propagation delay of every link. Default 1us.
+        #[serde(default = "default_delay")]
+        link_delay: SimTime,
+    },
+    /// k-ary fat-tree (Al-Fares et al.).
+    FatTree {
+        /// Even arity, 2..=64. Default 4 (16 hosts, 20 switches).
+        #[serde(default = "d_k")]
+        k: u32,
+        /// Host–edge link rate. Default 10Gbps.
+        #[serde(default = "default_rate")]
+        host_rate: BitRate,
+        /// Edge–aggregation and aggregation–core link rate. Default 10Gbps.
+        #[serde(default = "default_rate")]
+        fabric_rate: BitRate,
+        /// Propagation delay of every link. Default 1us.
+        #[serde(default = "default_delay")]
+        link_delay: SimTime,
+    },
+    /// Two switches joined by one bottleneck link.
+    Dumbbell {
+        /// Hosts on the left switch (1..=4096). Default 4.
+        #[serde(default = "d_side")]
+        left: u32,
+        /// Hosts on the right switch (1..=4096). Default 4.
+        #[serde(default = "d_side")]
+        right: u32,
+        /// Host link rate. Default 10Gbps.
+        #[serde(default = "default_rate")]
+        host_rate: BitRate,
+        /// Bottleneck (switch–switch) rate. Default 10Gbps.
+        #[serde(default = "default_rate")]
+        bottleneck_rate: BitRate,
+        /// Host link propagation delay. Default 1us.
+        #[serde(default = "default_delay")]
+        link_delay: SimTime,
+        /// Bottleneck propagation delay. Default 1us.
+        #[serde(default = "default_delay")]
+        bottleneck_delay: SimTime,
+    },
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig::LeafSpine {
+            hosts_per_leaf: 4,
+            leaves: 4,
+            spines: 4,
+            host_rate: default_rate(),
+            fabric_rate: default_rate(),
+            link_delay: default_delay(),
+        }
+    }
+}
+
+impl TopologyConfig {
+    /// Checks ranges; returns `(key, message)` on error.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let range = |k: &str, v: u32, lo: u32, hi: u32| {
+            if v < lo || v > hi {
+                Err((k.to_string(), format!("must be in {lo}..={hi}, got {v}")))
+            } else {
+                Ok(())
+            }
+        };
+        match *self {
+            TopologyConfig::LeafSpine {
+                hosts_per_leaf,
+                leaves,
+                spines,
+                ..
+            } => {
+                range("hosts_per_leaf", hosts_per_leaf, 1, 1024)?;
+                range("leaves", leaves, 1, 1024)?;
+                range("spines", spines, 1, 1024)?;
+                if hosts_per_leaf * leaves < 2 {
+                    return Err(("hosts_per_leaf".into(), "need at least 2 hosts".into()));
+                }
+            }
+            TopologyConfig::FatTree { k, .. } => {
+                range("k", k, 2, 64)?;
+                if k % 2 != 0 {
+                    return Err(("k".into(), format!("must be even, got {k}")));
+                }
+            }
+            TopologyConfig::Dumbbell { left, right, .. } => {
+                range("left", left, 1, 4096)?;
+                range("right", right, 1, 4096)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of hosts.
+    pub fn n_hosts(&self) -> usize {
+        match *self {
+            TopologyConfig::LeafSpine {
+                hosts_per_leaf,
+                leaves,
+                ..
+            } => (hosts_per_leaf * leaves) as usize,
+            TopologyConfig::FatTree { k, .. } => (k * k * k / 4) as usize,
+            TopologyConfig::Dumbbell { left, right, .. } => (left + right) as usize,
+        }
+    }
+
+    /// The rate of the host access links.
+    pub fn host_rate(&self) -> BitRate {
+        match *self {
+            TopologyConfig::LeafSpine { host_rate, .. }
+            | TopologyConfig::FatTree { host_rate, .. }
+            | TopologyConfig::Dumbbell { host_rate, .. } => host_rate,
+        }
+    }
+
+    pub fn build(&self) -> TopoSpec {
+        match *self {
+            TopologyConfig::LeafSpine {
+                hosts_per_leaf,
+                leaves,
+                spines,
+                host_rate,
+                fabric_rate,
+                link_delay,
+            } => leaf_spine(
+                hosts_per_leaf as usize,
+                leaves as usize,
+                spines as usize,
+                host_rate,
+                fabric_rate,
+                link_delay,
+            ),
+            TopologyConfig::FatTree {
+                k,
+                host_rate,
+                fabric_rate,
+                link_delay,
+            } => fat_tree(k as usize, host_rate, fabric_rate, link_delay),
+            TopologyConfig::Dumbbell {
+                left,
+                right,
+                host_rate,
+                bottleneck_rate,
+                link_delay,
+                bottleneck_delay,
+            } => dumbbell(
+                left as usize,
+                right as usize,
+                host_rate,
+                bottleneck_rate,
+                link_delay,
+                bottleneck_delay,
+            ),
+        }
+    }
+}
+
+fn link(a: usize, b: usize, rate: BitRate, delay: SimTime) -> LinkSpec {
+    LinkSpec {
+        a: NodeId(a as u32),
+        b: NodeId(b as u32),
+        rate,
+        delay,
+    }
+}
+
+/// Leaf-spine: hosts, then leaves, then spines.
+pub fn leaf_spine(
+    hpl: usize,
+    leaves: usize,
+    spines: usize,
+    host_rate: BitRate,
+    fabric_rate: BitRate,
+    delay: SimTime,
+) -> TopoSpec {
+    let n_hosts = hpl * leaves;
+    let leaf = |l: usize| n_hosts + l;
+    let spine = |s: usize| n_hosts + leaves + s;
+    let mut links = Vec::new();
+    for h in 0..n_hosts {
+        links.push(link(h, leaf(h / hpl), host_rate, delay));
+    }
+    for l in 0..leaves {
+        for s in 0..spines {
+            links.push(link(leaf(l), spine(s), fabric_rate, delay));
+        }
+    }
+    let mut switches: Vec<SwitchSpec> = (0..leaves)
+        .map(|l| SwitchSpec {
+            name: format!("leaf{l}"),
+            tier: 1,
+        })
+        .collect();
+    switches.extend((0..spines).map(|s| SwitchSpec {
+        name: format!("spine{s}"),
+        tier: 2,
+    }));
+    TopoSpec {
+        n_hosts,
+        switches,
+        links,
+    }
+}
+
+/// k-ary fat-tree: hosts, edges, aggregations, cores.
+pub fn fat_tree(k: usize, host_rate: BitRate, fabric_rate: BitRate, delay: SimTime) -> TopoSpec {
+    let half = k / 2;
+    let n_hosts = k * k * k / 4;
+    let n_edge = k * half;
+    let n_agg = k * half;
+    let n_core = half * half;
+    let edge = |e: usize| n_hosts + e;
+    let agg = |a: usize| n_hosts + n_edge + a;
+    let core = |c: usize| n_hosts + n_edge + n_agg + c;
+    let mut links = Vec::new();
+    for h in 0..n_hosts {
+        links.push(link(h, edge(h / half), host_rate, delay));
+    }
+    for e in 0..n_edge {
+        let pod = e / half;
+        for j in 0..half {
+            links.push(link(edge(e), agg(pod * half + j), fabric_rate, delay));
+        }
+    }
+    for a in 0..n_agg {
+        let j = a % half;
+        for c in 0..half {
+            links.push(link(agg(a), core(j * half + c), fabric_rate, delay));
+        }
+    }
+    let mut switches = Vec::new();
+    for e in 0..n_edge {
+        switches.push(SwitchSpec {
+            name: format!("edge{e}"),
+            tier: 1,
+        });
+    }
+    for a in 0..n_agg {
+        switches.push(SwitchSpec {
+            name: format!("agg{a}"),
+            tier: 2,
+        });
+    }
+    for c in 0..n_core {
+        switches.push(SwitchSpec {
+            name: format!("core{c}"),
+            tier: 3,
+        });
+    }
+    TopoSpec {
+        n_hosts,
+        switches,
+        links,
+    }
+}
+
+/// Dumbbell: left hosts `0..left`, right hosts `left..left+right`, switches L and R.
+pub fn dumbbell(
+    left: usize,
+    right: usize,
+    host_rate: BitRate,
+    bottleneck_rate: BitRate,
+    delay: SimTime,
+    bottleneck_delay: SimTime,
+) -> TopoSpec {
+    let n_hosts = left + right;
+    let (l, r) = (n_hosts, n_hosts + 1);
+    let mut links = Vec::new();
+    for h in 0..left {
+        links.push(link(h, l, host_rate, delay));
+    }
+    for h in left..n_hosts {
+        links.push(link(h, r, host_rate, delay));
+    }
+    links.push(link(l, r, bottleneck_rate, bottleneck_delay));
+    TopoSpec {
+        n_hosts,
+        switches: vec![
+            SwitchSpec {
+                name: "L".into(),
+                tier: 1,
+            },
+            SwitchSpec {
+                name: "R".into(),
+                tier: 1,
+            },
+        ],
+        links,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn degree(t: &TopoSpec, n: usize) -> usize {
+        t.links
+            .iter()
+            .filter(|l| l.a.idx() == n || l.b.idx() == n)
+            .count()
+    }
+
+    #[test]
+    fn fat_tree_shape() {
+        let r = BitRate::from_gbps(10);
+        for k in [2usize, 4, 6, 8] {
+            let t = fat_tree(k, r, r, SimTime::from_us(1));
+            assert_eq!(t.n_hosts, k * k * k / 4);
+            assert_eq!(t.switches.len(), k * k + k * k / 4);
+            // Every switch has k ports; every host one.
+            for s in 0..t.switches.len() {
+                assert_eq!(degree(&t, t.n_hosts + s), k, "k={k} switch {s}");
+            }
+            for h in 0..t.n_hosts {
+                assert_eq!(degree(&t, h), 1);
+            }
+        }
+        // k=4: host 5 hangs off edge 2 (pod 1).
+        let t = fat_tree(4, r, r, SimTime::from_us(1));
+        let l = &t.links[5];
+        assert_eq!((l.a.idx(), l.b.idx()), (5, 16 + 2));
+    }
+
+    #[test]
+    fn leaf_spine_shape() {
+        let r = BitRate::from_gbps(10);
+        let t = leaf_spine(4, 4, 4, r, r, SimTime::from_us(1));
+        assert_eq!(t.n_hosts, 16);
+        assert_eq!(t.switches.len(), 8);
+        assert_eq!(t.links.len(), 16 + 16);
+        assert_eq!(t.links[7].b.idx(), 16 + 1);
+        for s in 0..8 {
+            assert_eq!(degree(&t, 16 + s), if s < 4 { 8 } else { 4 });
+        }
+    }
+}

@@ -1,0 +1,738 @@
+//! TCP: NewReno with SACK-based loss recovery, and the congestion-control algorithms that ride
+//! on it (Reno, DCTCP).
+//!
+//! Modelled (per flow, connection pre-established, no SYN/FIN):
+//! * segments of `mss` payload bytes at fixed offsets; the window `cwnd` is in segments (a
+//!   float, as in ns-2); slow start, congestion avoidance (+1 segment per RTT);
+//! * the receiver acknowledges every data packet with the cumulative ACK, one SACK block (the
+//!   received block holding the segment that triggered the ACK, like Linux's first block), the
+//!   packet's CE echoed as ECE, and the packet's send timestamp echoed for RTT sampling;
+//! * an RFC 6675-style scoreboard: a segment is lost when `dupthresh` segments above it are
+//!   SACKed; on the first loss the sender enters fast recovery once per window
+//!   (`ssthresh = cwnd = max(flight/2, 2)`), retransmits lost segments first and sends while
+//!   `pipe < cwnd`; recovery ends when the cumulative ACK passes the `recover` point;
+//! * retransmission timeout `max(rto_min, srtt + 4·rttvar)` (RFC 6298), doubled per expiry up
+//!   to `rto_max`; on expiry every un-SACKed outstanding segment is marked lost, `cwnd` drops to
+//!   the minimum and slow start resumes (go-back-N over the scoreboard);
+//! * DCTCP (Alizadeh et al. 2010; PDTCP spec §1.2): `alpha ← (1−g)·alpha + g·F` once per window
+//!   of data, where `F` = marked bytes / acknowledged bytes (duplicate ACKs count one segment, as
+//!   in Linux); on ECE at most one reduction per window, `cwnd ← cwnd·(1 − alpha/2)`,
+//!   `ssthresh ← cwnd`, which also ends slow start. Loss is handled as in Reno.
+//!
+//! Not modelled: delayed ACKs, receive-window limits, Nagle, timestamps on the wire, SACK
+//! reneging, lost-retransmission detection other than by timeout, limited transmit.
+
+use crate::units::SimTime;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Congestion-control algorithm of a TCP flow.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "algorithm", rename_all = "snake_case")]
+pub enum CcKind {
+    /// NewReno (no ECN reaction).
+    Reno,
+    /// DCTCP with gain `g` and initial `alpha`.
+    Dctcp { g: f64, init_alpha: f64 },
+}
+
+/// Parameters shared by every TCP flow of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct TcpParams {
+    pub mss: u32,
+    /// Header bytes added to every packet on the wire (data and ACK).
+    pub header: u32,
+    pub init_cwnd: f64,
+    pub min_cwnd: f64,
+    pub rto_min: SimTime,
+    pub rto_max: SimTime,
+    pub rto_init: SimTime,
+    pub dupthresh: u32,
+    /// Data packets are sent ECN-capable (ECT).
+    pub ecn: bool,
+    pub cc: CcKind,
+}
+
+/// Per-segment scoreboard flags.
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETX: u8 = 4;
+
+/// The sender's view of outstanding segments `[una, nxt)`.
+#[derive(Clone, Debug, Default)]
+struct Scoreboard {
+    /// Segment index of `st[0]` (= snd_una / mss).
+    base: u64,
+    st: VecDeque<u8>,
+    n_sacked: u64,
+    /// Lost and neither SACKed nor retransmitted.
+    n_lost: u64,
+    /// Retransmitted and not SACKed (counted in pipe).
+    n_retx: u64,
+    /// Lowest segment that may still need retransmission.
+    retx_hint: u64,
+}
+
+impl Scoreboard {
+    fn out(&self) -> u64 {
+        self.st.len() as u64
+    }
+    /// RFC 6675 pipe, in segments.
+    fn pipe(&self) -> u64 {
+        self.out() - self.n_sacked - self.n_lost
+    }
+    fn push(&mut self) {
+        self.st.push_back(0);
+    }
+    /// Removes segments below `seg` (cumulatively acknowledged).
+    fn advance(&mut self, seg: u64) {
+        while self.base < seg {
+            let Some(f) = self.st.pop_front() else {
+                self.base = seg;
+                break;
+            };
+            if f & SACKED != 0 {
+                self.n_sacked -= 1;
+            } else {
+                if f & LOST != 0 && f & RETX == 0 {
+                    self.n_lost -= 1;
+                }
+                if f & RETX != 0 {
+                    self.n_retx -= 1;
+                }
+            }
+            self.base += 1;
+        }
+        if self.retx_hint < self.base {
+            self.retx_hint = self.base;
+        }
+    }
+    /// Marks `[lo, hi)` SACKed; returns whether anything new was SACKed.
+    fn sack(&mut self, lo: u64, hi: u64) -> bool {
+        let lo = lo.max(self.base);
+        let hi = hi.min(self.base + self.out());
+        let mut new = false;
+        for s in lo..hi {
+            let f = &mut self.st[(s - self.base) as usize];
+            if *f & SACKED == 0 {
+                if *f & LOST != 0 && *f & RETX == 0 {
+                    self.n_lost -= 1;
+                }
+                if *f & RETX != 0 {
+                    self.n_retx -= 1;
+                }
+                *f = SACKED;
+                self.n_sacked += 1;
+                new = true;
+            }
+        }
+        new
+    }
+    /// Marks as lost every hole with at least `dupthresh` SACKed segments above it. Scans from
+    /// the top and stops at the first segment already lost (everything below it is lost or
+    /// SACKed already).
+    fn mark_lost(&mut self, dupthresh: u32) {
+        if self.n_sacked < dupthresh as u64 {
+            return;
+        }
+        let mut above = 0u32;
+        for i in (0..self.st.len()).rev() {
+            let f = &mut self.st[i];
+            if *f & SACKED != 0 {
+                above += 1;
+            } else if *f & LOST != 0 {
+                break;
+            } else if above >= dupthresh {
+                *f |= LOST;
+                self.n_lost += 1;
+                let s = self.base + i as u64;
+                if s < self.retx_hint {
+                    self.retx_hint = s;
+                }
+            }
+        }
+    }
+    /// Marks the first outstanding segment lost (dupthresh duplicate ACKs without SACK info).
+    fn mark_first_lost(&mut self) {
+        if let Some(f) = self.st.front_mut() {
+            if *f & (SACKED | LOST) == 0 {
+                *f |= LOST;
+                self.n_lost += 1;
+                self.retx_hint = self.base;
+            }
+        }
+    }
+    /// After a timeout: everything outstanding and not SACKed is lost, nothing is in flight.
+    fn mark_all_lost(&mut self) {
+        self.n_lost = 0;
+        self.n_retx = 0;
+        for f in self.st.iter_mut() {
+            if *f & SACKED == 0 {
+                *f = LOST;
+                self.n_lost += 1;
+            }
+        }
+        self.retx_hint = self.base;
+    }
+    /// Lowest lost segment not yet retransmitted.
+    fn next_lost(&mut self) -> Option<u64> {
+        if self.n_lost == 0 {
+            return None;
+        }
+        let start = (self.retx_hint - self.base) as usize;
+        for i in start..self.st.len() {
+            let f = self.st[i];
+            if f & LOST != 0 && f & (SACKED | RETX) == 0 {
+                self.retx_hint = self.base + i as u64;
+                return Some(self.retx_hint);
+            }
+        }
+        None
+    }
+    fn mark_retx(&mut self, seg: u64) {
+        let f = &mut self.st[(seg - self.base) as usize];
+        debug_assert!(*f & LOST != 0 && *f & RETX == 0);
+        *f |= RETX;
+        self.n_lost -= 1;
+        self.n_retx += 1;
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recovery {
+    None,
+    /// Fast recovery after SACK/duplicate-ACK loss detection.
+    Fast,
+    /// Loss recovery after a timeout (slow start over the scoreboard).
+    Timeout,
+}
+
+/// What the sender wants to transmit next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub seq: u64,
+    pub len: u32,
+    pub retx: bool,
+}
+
+/// Outcome of processing an ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckResult {
+    /// The cumulative ACK advanced.
+    pub advanced: bool,
+    /// The whole message is acknowledged.
+    pub done: bool,
+    /// The congestion window was reduced by ECN on this ACK.
+    pub ecn_reduced: bool,
+    /// Fast recovery started on this ACK.
+    pub entered_recovery: bool,
+}
+
+/// TCP sender state.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    pub size: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    dupacks: u32,
+    recovery: Recovery,
+    recover: u64,
+    /// Entering fast recovery retransmits the first lost segment regardless of pipe (RFC 6675
+    /// step 4.3).
+    force_retx: bool,
+    sb: Scoreboard,
+    srtt: f64,
+    rttvar: f64,
+    has_rtt: bool,
+    pub rto: SimTime,
+    // DCTCP state.
+    pub alpha: f64,
+    win_end: u64,
+    acked_bytes: u64,
+    marked_bytes: u64,
+    cwr_end: u64,
+    /// Counters.
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub ecn_reductions: u64,
+}
+
+impl TcpSender {
+    pub fn new(size: u64, p: &TcpParams) -> Self {
+        TcpSender {
+            size,
+            snd_una: 0,
+            snd_nxt: 0,
+            cwnd: p.init_cwnd,
+            ssthresh: f64::INFINITY,
+            dupacks: 0,
+            recovery: Recovery::None,
+            recover: 0,
+            force_retx: false,
+            sb: Scoreboard::default(),
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_rtt: false,
+            rto: p.rto_init,
+            alpha: match p.cc {
+                CcKind::Dctcp { init_alpha, .. } => init_alpha,
+                CcKind::Reno => 0.0,
+            },
+            win_end: 0,
+            acked_bytes: 0,
+            marked_bytes: 0,
+            cwr_end: 0,
+            retransmits: 0,
+            timeouts: 0,
+            fast_recoveries: 0,
+            ecn_reductions: 0,
+        }
+    }
+
+    fn seg_len(&self, seg: u64, mss: u32) -> u32 {
+        let off = seg * mss as u64;
+        (self.size - off).min(mss as u64) as u32
+    }
+
+    fn window(&self) -> u64 {
+        // Send while pipe < floor(cwnd); never less than one segment.
+        (self.cwnd.floor() as u64).max(1)
+    }
+
+    /// Whether the sender has a segment it may transmit now.
+    pub fn can_send(&self) -> bool {
+        if self.force_retx && self.sb.n_lost > 0 {
+            return true;
+        }
+        if self.sb.pipe() >= self.window() {
+            return false;
+        }
+        self.sb.n_lost > 0 || self.snd_nxt < self.size
+    }
+
+    /// Bytes sent and not yet cumulatively acknowledged.
+    pub fn in_flight_bytes(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// Takes the next segment to transmit (a retransmission first), if the window allows.
+    pub fn next_segment(&mut self, p: &TcpParams) -> Option<Segment> {
+        let forced = std::mem::take(&mut self.force_retx) && self.sb.n_lost > 0;
+        if !forced && self.sb.pipe() >= self.window() {
+            return None;
+        }
+        let mss = p.mss;
+        if let Some(seg) = self.sb.next_lost() {
+            self.sb.mark_retx(seg);
+            self.retransmits += 1;
+            return Some(Segment {
+                seq: seg * mss as u64,
+                len: self.seg_len(seg, mss),
+                retx: true,
+            });
+        }
+        if self.snd_nxt < self.size {
+            let seg = self.snd_nxt / mss as u64;
+            let len = self.seg_len(seg, mss);
+            self.sb.push();
+            let s = Segment {
+                seq: self.snd_nxt,
+                len,
+                retx: false,
+            };
+            self.snd_nxt += len as u64;
+            return Some(s);
+        }
+        None
+    }
+
+    fn rtt_sample(&mut self, r: SimTime, p: &TcpParams) {
+        let r = r.0 as f64;
+        if !self.has_rtt {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.has_rtt = true;
+        } else {
+            self.rttvar = 0.75 * self.rttvar + 0.25 * (self.srtt - r).abs();
+            self.srtt = 0.875 * self.srtt + 0.125 * r;
+        }
+        let rto = (self.srtt + 4.0 * self.rttvar).round() as u64;
+        self.rto = SimTime(rto.clamp(p.rto_min.0, p.rto_max.0));
+    }
+
+    /// Smoothed RTT, if measured.
+    pub fn srtt(&self) -> Option<SimTime> {
+        self.has_rtt.then(|| SimTime(self.srtt as u64))
+    }
+
+    /// Processes an ACK: cumulative `ack`, optional SACK block in segments, ECE flag, and the
+    /// RTT sample `rtt` (now minus the echoed timestamp).
+    pub fn on_ack(
+        &mut self,
+        ack: u64,
+        sack: Option<(u64, u64)>,
+        ece: bool,
+        rtt: SimTime,
+        p: &TcpParams,
+    ) -> AckResult {
+        let mut res = AckResult::default();
+        let mss = p.mss as u64;
+        let newly = ack.saturating_sub(self.snd_una);
+        if newly > 0 {
+            res.advanced = true;
+            self.snd_una = ack;
+            self.sb
+                .advance(ack.div_ceil(mss).min(self.snd_nxt.div_ceil(mss)));
+            self.dupacks = 0;
+            self.rtt_sample(rtt, p);
+        } else if self.snd_nxt > self.snd_una {
+            self.dupacks += 1;
+        }
+        let mut new_sack = false;
+        if let Some((lo, hi)) = sack {
+            new_sack = self.sb.sack(lo, hi);
+        }
+        if new_sack {
+            self.sb.mark_lost(p.dupthresh);
+        } else if newly == 0 && self.dupacks >= p.dupthresh && self.recovery == Recovery::None {
+            self.sb.mark_first_lost();
+        }
+
+        // DCTCP: per-window fraction of marked bytes.
+        if let CcKind::Dctcp { g, .. } = p.cc {
+            let counted = if newly > 0 { newly } else { mss };
+            self.acked_bytes += counted;
+            if ece {
+                self.marked_bytes += counted;
+            }
+            if self.snd_una >= self.win_end {
+                if self.acked_bytes > 0 {
+                    let f = self.marked_bytes as f64 / self.acked_bytes as f64;
+                    self.alpha = (1.0 - g) * self.alpha + g * f;
+                }
+                self.acked_bytes = 0;
+                self.marked_bytes = 0;
+                self.win_end = self.snd_nxt;
+            }
+        }
+
+        // End of recovery.
+        match self.recovery {
+            Recovery::Fast if self.snd_una >= self.recover => {
+                self.recovery = Recovery::None;
+                self.cwnd = self.ssthresh.max(p.min_cwnd);
+            }
+            Recovery::Timeout if self.snd_una >= self.recover => {
+                self.recovery = Recovery::None;
+            }
+            _ => {}
+        }
+
+        // Entering fast recovery (once per window: not before the previous recover point).
+        if self.recovery == Recovery::None && self.sb.n_lost > 0 && self.snd_una >= self.recover {
+            let flight = self.sb.out() as f64;
+            self.ssthresh = (flight / 2.0).max(2.0);
+            self.cwnd = self.ssthresh.max(p.min_cwnd);
+            self.recover = self.snd_nxt;
+            self.recovery = Recovery::Fast;
+            self.force_retx = true;
+            self.fast_recoveries += 1;
+            res.entered_recovery = true;
+        }
+
+        // ECN reaction: at most once per window (ns-2: only for ACKs beyond the `snd_nxt` recorded
+        // at the previous reduction), not during loss recovery.
+        if ece && self.recovery == Recovery::None && self.snd_una > self.cwr_end {
+            if let CcKind::Dctcp { .. } = p.cc {
+                self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(p.min_cwnd);
+                self.ssthresh = self.cwnd.max(p.min_cwnd);
+                self.cwr_end = self.snd_nxt;
+                self.ecn_reductions += 1;
+                res.ecn_reduced = true;
+            }
+        }
+
+        // Window growth on new data acknowledged, outside fast recovery.
+        if newly > 0 && !res.ecn_reduced && self.recovery != Recovery::Fast {
+            let segs = newly as f64 / mss as f64;
+            if self.cwnd < self.ssthresh {
+                self.cwnd += segs;
+            } else {
+                self.cwnd += segs / self.cwnd;
+            }
+        }
+        res.done = self.snd_una >= self.size;
+        res
+    }
+
+    /// Retransmission timeout.
+    pub fn on_timeout(&mut self, p: &TcpParams) {
+        self.timeouts += 1;
+        let flight = self.sb.out() as f64;
+        self.ssthresh = (flight / 2.0).max(2.0);
+        self.cwnd = p.min_cwnd;
+        self.sb.mark_all_lost();
+        self.recovery = Recovery::Timeout;
+        self.recover = self.snd_nxt;
+        self.dupacks = 0;
+        self.rto = SimTime((self.rto.0.saturating_mul(2)).min(p.rto_max.0));
+    }
+
+    /// Whether data is outstanding (the retransmission timer should run).
+    pub fn outstanding(&self) -> bool {
+        self.snd_una < self.snd_nxt
+    }
+}
+
+/// TCP receiver state.
+#[derive(Clone, Debug, Default)]
+pub struct TcpReceiver {
+    pub rcv_nxt: u64,
+    /// Out-of-order blocks above `rcv_nxt`, sorted and disjoint, `[lo, hi)` in bytes.
+    ooo: Vec<(u64, u64)>,
+    /// Data packets that carried nothing new (spurious retransmissions).
+    pub duplicates: u64,
+}
+
+/// What the receiver answers to one data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RcvResult {
+    pub ack: u64,
+    /// The received block containing the segment, in bytes, when above `ack`.
+    pub sack: Option<(u64, u64)>,
+    pub duplicate: bool,
+}
+
+impl TcpReceiver {
+    pub fn on_data(&mut self, seq: u64, len: u32) -> RcvResult {
+        let (lo, hi) = (seq, seq + len as u64);
+        let mut duplicate = false;
+        if hi <= self.rcv_nxt {
+            duplicate = true;
+        } else if lo <= self.rcv_nxt {
+            self.rcv_nxt = hi;
+            // Absorb out-of-order blocks now contiguous.
+            while let Some(&(a, b)) = self.ooo.first() {
+                if a <= self.rcv_nxt {
+                    self.rcv_nxt = self.rcv_nxt.max(b);
+                    self.ooo.remove(0);
+                } else {
+                    break;
+                }
+            }
+        } else {
+            // Insert [lo, hi) and merge.
+            let i = self.ooo.partition_point(|&(_, b)| b < lo);
+            if i < self.ooo.len() && self.ooo[i].0 <= lo && self.ooo[i].1 >= hi {
+                duplicate = true;
+            } else {
+                let mut nlo = lo;
+                let mut nhi = hi;
+                let mut j = i;
+                while j < self.ooo.len() && self.ooo[j].0 <= nhi {
+                    nlo = nlo.min(self.ooo[j].0);
+                    nhi = nhi.max(self.ooo[j].1);
+                    j += 1;
+                }
+                self.ooo.splice(i..j, std::iter::once((nlo, nhi)));
+            }
+        }
+        if duplicate {
+            self.duplicates += 1;
+        }
+        let sack = if lo >= self.rcv_nxt {
+            self.ooo.iter().find(|&&(a, b)| a <= lo && hi <= b).copied()
+        } else {
+            None
+        };
+        RcvResult {
+            ack: self.rcv_nxt,
+            sack,
+            duplicate,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(cc: CcKind) -> TcpParams {
+        TcpParams {
+            mss: 1000,
+            header: 40,
+            init_cwnd: 2.0,
+            min_cwnd: 1.0,
+            rto_min: SimTime::from_ms(1),
+            rto_max: SimTime::from_ms(100),
+            rto_init: SimTime::from_ms(1),
+            dupthresh: 3,
+            ecn: true,
+            cc,
+        }
+    }
+
+    fn drain(s: &mut TcpSender, p: &TcpParams) -> Vec<Segment> {
+        std::iter::from_fn(|| s.next_segment(p)).collect()
+    }
+
+    #[test]
+    fn slow_start_doubles_per_rtt() {
+        let p = params(CcKind::Reno);
+        let mut s = TcpSender::new(100_000, &p);
+        let segs = drain(&mut s, &p);
+        assert_eq!(segs.len(), 2);
+        for seg in &segs {
+            s.on_ack(
+                seg.seq + seg.len as u64,
+                None,
+                false,
+                SimTime::from_us(10),
+                &p,
+            );
+        }
+        assert_eq!(s.cwnd, 4.0);
+        assert_eq!(drain(&mut s, &p).len(), 4);
+    }
+
+    #[test]
+    fn receiver_reorders_and_sacks() {
+        let mut r = TcpReceiver::default();
+        assert_eq!(r.on_data(0, 100).ack, 100);
+        let x = r.on_data(200, 100);
+        assert_eq!((x.ack, x.sack), (100, Some((200, 300))));
+        let x = r.on_data(400, 100);
+        assert_eq!(x.sack, Some((400, 500)));
+        let x = r.on_data(300, 100);
+        assert_eq!(x.sack, Some((200, 500)));
+        let x = r.on_data(100, 100);
+        assert_eq!((x.ack, x.sack), (500, None));
+        assert!(r.on_data(0, 100).duplicate);
+        assert_eq!(r.duplicates, 1);
+    }
+
+    #[test]
+    fn three_sacks_trigger_fast_retransmit_of_the_hole() {
+        let p = params(CcKind::Reno);
+        let mut s = TcpSender::new(100_000, &p);
+        s.cwnd = 10.0;
+        s.ssthresh = 10.0;
+        let segs = drain(&mut s, &p);
+        assert_eq!(segs.len(), 10);
+        // Segment 0 lost; 1, 2, 3 arrive.
+        for k in 1..=3u64 {
+            let r = s.on_ack(0, Some((1, k + 1)), false, SimTime::from_us(10), &p);
+            assert_eq!(r.entered_recovery, k == 3);
+        }
+        assert_eq!(s.ssthresh, 5.0);
+        let next = s.next_segment(&p).unwrap();
+        assert_eq!(
+            next,
+            Segment {
+                seq: 0,
+                len: 1000,
+                retx: true
+            }
+        );
+        assert_eq!(s.retransmits, 1);
+        // The retransmission fills the hole: cumulative ACK jumps past the SACKed block.
+        let r = s.on_ack(4000, None, false, SimTime::from_us(10), &p);
+        assert!(r.advanced);
+        assert_eq!(s.snd_una, 4000);
+    }
+
+    #[test]
+    fn timeout_collapses_window_and_retransmits_from_una() {
+        let p = params(CcKind::Reno);
+        let mut s = TcpSender::new(10_000, &p);
+        s.cwnd = 4.0;
+        let segs = drain(&mut s, &p);
+        assert_eq!(segs.len(), 4);
+        s.on_timeout(&p);
+        assert_eq!(s.cwnd, 1.0);
+        assert_eq!(s.rto, SimTime::from_ms(2));
+        let seg = s.next_segment(&p).unwrap();
+        assert_eq!((seg.seq, seg.retx), (0, true));
+        assert!(s.next_segment(&p).is_none(), "window is one segment");
+    }
+
+    #[test]
+    fn dctcp_alpha_and_single_reduction_per_window() {
+        let p = params(CcKind::Dctcp {
+            g: 1.0 / 16.0,
+            init_alpha: 1.0,
+        });
+        let mut s = TcpSender::new(1_000_000, &p);
+        s.cwnd = 10.0;
+        s.ssthresh = 10.0;
+        let segs = drain(&mut s, &p);
+        // First ACK ends the (empty) initial window: alpha decays towards F=1 (stays 1).
+        let mut reductions = 0;
+        let mut after_first = 0.0;
+        for (i, seg) in segs.iter().enumerate() {
+            let r = s.on_ack(
+                seg.seq + seg.len as u64,
+                None,
+                true,
+                SimTime::from_us(10),
+                &p,
+            );
+            reductions += r.ecn_reduced as u32;
+            if i == 0 {
+                assert!(r.ecn_reduced);
+                after_first = s.cwnd;
+            }
+        }
+        assert_eq!(reductions, 1, "one reduction per window of data");
+        // alpha = 1: cwnd halves (10 -> 5), then grows in congestion avoidance.
+        assert_eq!(after_first, 5.0);
+        assert_eq!(s.ssthresh, 5.0);
+        // The next window's first ECE reduces again.
+        let seg = s.next_segment(&p).unwrap();
+        let r = s.on_ack(
+            seg.seq + seg.len as u64,
+            None,
+            true,
+            SimTime::from_us(10),
+            &p,
+        );
+        assert!(r.ecn_reduced);
+    }
+
+    #[test]
+    fn dctcp_alpha_is_ewma_of_marked_fraction_per_window() {
+        let g = 1.0 / 16.0;
+        let p = params(CcKind::Dctcp { g, init_alpha: 0.0 });
+        let mut s = TcpSender::new(u64::MAX / 2, &p);
+        s.cwnd = 8.0;
+        s.ssthresh = 1.0;
+        // Window 0 ends at the first ACK (nothing recorded yet): alpha = g * F(first ACK) = 0.
+        let segs = drain(&mut s, &p);
+        assert_eq!(segs.len(), 8);
+        let ack = |s: &mut TcpSender, seg: &Segment, ece: bool| {
+            s.on_ack(
+                seg.seq + seg.len as u64,
+                None,
+                ece,
+                SimTime::from_us(10),
+                &p,
+            )
+        };
+        ack(&mut s, &segs[0], false);
+        assert_eq!(s.alpha, 0.0);
+        // The next window is [1000, 8000): 7 ACKs, 2 of them marked. It closes when the
+        // cumulative ACK reaches 8000, at the last of them.
+        for (i, seg) in segs[1..].iter().enumerate() {
+            ack(&mut s, seg, i == 2 || i == 5);
+        }
+        let expect = g * (2.0 / 7.0);
+        assert!(
+            (s.alpha - expect).abs() < 1e-12,
+            "alpha {} expected {expect}",
+            s.alpha
+        );
+    }
+}
