@@ -1,3 +1,6 @@
 fn main() {
-    println!("Hello, world!");
+    if let Err(e) = dcsim::cli::main() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
 }

@@ -82,13 +82,13 @@ impl fmt::Display for SimTime {
         let ps = self.0;
         let (div, unit) = if ps == 0 {
             (1, "s")
-        } else if ps % PS_PER_SEC == 0 {
+        } else if ps.is_multiple_of(PS_PER_SEC) {
             (PS_PER_SEC, "s")
-        } else if ps % 1_000_000_000 == 0 {
+        } else if ps.is_multiple_of(1_000_000_000) {
             (1_000_000_000, "ms")
-        } else if ps % 1_000_000 == 0 {
+        } else if ps.is_multiple_of(1_000_000) {
             (1_000_000, "us")
-        } else if ps % 1_000 == 0 {
+        } else if ps.is_multiple_of(1_000) {
             (1_000, "ns")
         } else {
             (1, "ps")
@@ -119,7 +119,7 @@ impl fmt::Display for Bytes {
             (1_000, "KB"),
         ];
         for (d, u) in units {
-            if b >= d && b % d == 0 {
+            if b >= d && b.is_multiple_of(d) {
                 return write!(f, "{}{}", b / d, u);
             }
         }
@@ -150,7 +150,7 @@ impl BitRate {
     /// e.g. 1, 10, 25, 40, 100, 400 Gbps), else `None`.
     pub fn exact_ps_per_byte(self) -> Option<u64> {
         let num = 8 * PS_PER_SEC;
-        if self.0 > 0 && num % self.0 == 0 {
+        if self.0 > 0 && num.is_multiple_of(self.0) {
             Some(num / self.0)
         } else {
             None
@@ -171,7 +171,7 @@ impl fmt::Display for BitRate {
             (1_000_000, "Mbps"),
             (1_000, "Kbps"),
         ] {
-            if b >= d && b % d == 0 {
+            if b >= d && b.is_multiple_of(d) {
                 return write!(f, "{}{}", b / d, u);
             }
         }

@@ -27,22 +27,13 @@ use routing::{Graph, Routes};
 use serde::{Deserialize, Serialize};
 
 /// `[switch.pfc]`: priority flow control.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct PfcConfig {
     /// Enable PFC. Default false.
     pub enabled: bool,
     /// Lossless priorities (queue indices). Default: every queue.
     pub priorities: Option<Vec<u8>>,
-}
-
-impl Default for PfcConfig {
-    fn default() -> Self {
-        PfcConfig {
-            enabled: false,
-            priorities: None,
-        }
-    }
 }
 
 impl PfcConfig {
@@ -231,11 +222,11 @@ impl Network {
                 nodes[n.idx()].ports.push(me);
             }
         }
-        for h in 0..t.n_hosts {
-            if nodes[h].ports.len() != 1 {
+        for (h, n) in nodes.iter().enumerate().take(t.n_hosts) {
+            if n.ports.len() != 1 {
                 return Err(format!(
                     "host {h} has {} links; hosts must have exactly one",
-                    nodes[h].ports.len()
+                    n.ports.len()
                 ));
             }
         }

@@ -77,8 +77,8 @@ impl Routes {
                 }
                 r.len[i] = n as u16;
             }
-            for s in 0..g.n_hosts {
-                if s != h && dist[s] == u32::MAX {
+            for (s, &d) in dist.iter().enumerate().take(g.n_hosts) {
+                if s != h && d == u32::MAX {
                     return Err(format!(
                         "host {s} cannot reach host {h}: topology is disconnected"
                     ));

@@ -154,12 +154,12 @@ impl Scoreboard {
     }
     /// Marks the first outstanding segment lost (dupthresh duplicate ACKs without SACK info).
     fn mark_first_lost(&mut self) {
-        if let Some(f) = self.st.front_mut() {
-            if *f & (SACKED | LOST) == 0 {
-                *f |= LOST;
-                self.n_lost += 1;
-                self.retx_hint = self.base;
-            }
+        if let Some(f) = self.st.front_mut()
+            && *f & (SACKED | LOST) == 0
+        {
+            *f |= LOST;
+            self.n_lost += 1;
+            self.retx_hint = self.base;
         }
     }
     /// After a timeout: everything outstanding and not SACKed is lost, nothing is in flight.
@@ -365,7 +365,7 @@ impl TcpSender {
 
     /// Smoothed RTT, if measured.
     pub fn srtt(&self) -> Option<SimTime> {
-        self.has_rtt.then(|| SimTime(self.srtt as u64))
+        self.has_rtt.then_some(SimTime(self.srtt as u64))
     }
 
     /// Processes an ACK: cumulative `ack`, optional SACK block in segments, ECE flag, and the
@@ -445,14 +445,16 @@ impl TcpSender {
 
         // ECN reaction: at most once per window (ns-2: only for ACKs beyond the `snd_nxt` recorded
         // at the previous reduction), not during loss recovery.
-        if ece && self.recovery == Recovery::None && self.snd_una > self.cwr_end {
-            if let CcKind::Dctcp { .. } = p.cc {
-                self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(p.min_cwnd);
-                self.ssthresh = self.cwnd.max(p.min_cwnd);
-                self.cwr_end = self.snd_nxt;
-                self.ecn_reductions += 1;
-                res.ecn_reduced = true;
-            }
+        if ece
+            && self.recovery == Recovery::None
+            && self.snd_una > self.cwr_end
+            && let CcKind::Dctcp { .. } = p.cc
+        {
+            self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(p.min_cwnd);
+            self.ssthresh = self.cwnd.max(p.min_cwnd);
+            self.cwr_end = self.snd_nxt;
+            self.ecn_reductions += 1;
+            res.ecn_reduced = true;
         }
 
         // Window growth on new data acknowledged, outside fast recovery.

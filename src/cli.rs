@@ -1,0 +1,248 @@
+//! The command-line interface: `dcsim run`, `validate`, `bench`, `schemes`, `default-config`.
+
+use crate::config::{Config, DEFAULT_CONFIG, Scheme};
+use crate::experiment::{self, RunResult};
+use crate::report;
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use rayon::prelude::*;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// dcsim: a fast, deterministic, packet-level data-center network simulator.
+#[derive(Parser, Debug)]
+#[command(name = "dcsim", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run an experiment (the embedded default when no CONFIG is given) and print a comparison.
+    Run {
+        /// Experiment TOML file.
+        config: Option<PathBuf>,
+        /// Parallel runs (default: all cores). Results do not depend on it.
+        #[arg(short = 'j', long)]
+        jobs: Option<usize>,
+        /// Override the master seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override the output directory.
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
+        /// Print only the final table.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Check a config file without running it.
+    Validate { config: PathBuf },
+    /// Measure simulator speed: events and packet-hops per wall-clock second, peak memory.
+    Bench {
+        /// `default` (the default experiment, both schemes), `fat-tree` (k=8, 100 Gbps, DCTCP,
+        /// 10 ms) or `all`.
+        #[arg(long, default_value = "all")]
+        scenario: String,
+    },
+    /// List the built-in schemes.
+    Schemes,
+    /// Print the embedded default experiment.
+    DefaultConfig,
+}
+
+pub fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run {
+            config,
+            jobs,
+            seed,
+            output_dir,
+            quiet,
+        } => run(config.as_deref(), jobs, seed, output_dir, quiet),
+        Cmd::Validate { config } => {
+            let c = Config::load(&config)?;
+            println!(
+                "{}: ok ({} hosts, {} scheme(s) x {} seed(s) = {} runs)",
+                config.display(),
+                c.topology.n_hosts(),
+                c.schemes.len(),
+                c.seeds,
+                c.schemes.len() * c.seeds as usize
+            );
+            Ok(())
+        }
+        Cmd::Bench { scenario } => bench(&scenario),
+        Cmd::Schemes => {
+            for (n, d) in Scheme::BUILTIN {
+                println!("{n:<14} {d}");
+            }
+            Ok(())
+        }
+        Cmd::DefaultConfig => {
+            print!("{DEFAULT_CONFIG}");
+            Ok(())
+        }
+    }
+}
+
+fn load(config: Option<&Path>) -> Result<(Config, PathBuf)> {
+    match config {
+        Some(p) => Ok((Config::load(p)?, Config::base_dir(p))),
+        None => Ok((Config::default_experiment(), PathBuf::from("."))),
+    }
+}
+
+/// Runs every planned run of `cfg` on `jobs` threads; results in plan order.
+pub fn run_all(
+    cfg: &Config,
+    base: &Path,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> Result<Vec<RunResult>> {
+    let plans = experiment::plan(cfg);
+    let exp_dir = cfg.output_dir.join(&cfg.name);
+    std::fs::create_dir_all(&exp_dir)
+        .with_context(|| format!("cannot create {}", exp_dir.display()))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()?;
+    let results: Vec<Result<RunResult>> = pool.install(|| {
+        plans
+            .par_iter()
+            .map(|p| {
+                let r = experiment::execute(cfg, base, p)
+                    .map_err(|e| anyhow::anyhow!("run {}: {e}", p.id))?;
+                if !r.conservation.holds() {
+                    bail!("run {}: byte conservation violated: {:?}", p.id, r.conservation);
+                }
+                let dir = report::write_run(&exp_dir, cfg, &r)
+                    .with_context(|| format!("writing results of run {}", p.id))?;
+                if !quiet {
+                    eprintln!(
+                        "run {:<16} {:>7.2}s wall, {:>11} events, {:>11} packet-hops, {} flows ({} finished) -> {}",
+                        p.id,
+                        r.wall_seconds,
+                        r.totals.events,
+                        r.totals.packet_hops,
+                        r.totals.flows,
+                        r.totals.finished,
+                        dir.display()
+                    );
+                }
+                Ok(r)
+            })
+            .collect()
+    });
+    let results = results.into_iter().collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&RunResult> = results.iter().collect();
+    let sum = exp_dir.join("summary.csv");
+    std::fs::write(&sum, report::summary_csv(&refs))
+        .with_context(|| format!("cannot write {}", sum.display()))?;
+    Ok(results)
+}
+
+fn run(
+    config: Option<&Path>,
+    jobs: Option<usize>,
+    seed: Option<u64>,
+    output_dir: Option<PathBuf>,
+    quiet: bool,
+) -> Result<()> {
+    let (mut cfg, base) = load(config)?;
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    if let Some(o) = output_dir {
+        cfg.output_dir = o;
+    }
+    if !quiet {
+        let n = cfg.schemes.len() * cfg.seeds as usize;
+        eprintln!(
+            "dcsim {}: experiment `{}`, {} run(s), {} hosts, results in {}",
+            env!("CARGO_PKG_VERSION"),
+            cfg.name,
+            n,
+            cfg.topology.n_hosts(),
+            cfg.output_dir.join(&cfg.name).display()
+        );
+    }
+    let results = run_all(&cfg, &base, jobs, quiet)?;
+    let out = std::io::stdout();
+    let _ = out.is_terminal();
+    print!("{}", report::table(&results));
+    Ok(())
+}
+
+/// The fat-tree benchmark scenario of the foundation issue.
+pub const BENCH_FAT_TREE: &str = include_str!("../experiments/bench_fat_tree.toml");
+
+fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn bench(scenario: &str) -> Result<()> {
+    match scenario {
+        "all" => {
+            // One process per scenario so that peak memory is per scenario.
+            let exe = std::env::current_exe()?;
+            for s in ["default", "fat-tree"] {
+                let st = std::process::Command::new(&exe)
+                    .args(["bench", "--scenario", s])
+                    .status()?;
+                if !st.success() {
+                    bail!("benchmark {s} failed");
+                }
+            }
+            Ok(())
+        }
+        "default" | "fat-tree" => {
+            let (mut cfg, name) = if scenario == "default" {
+                (
+                    Config::default_experiment(),
+                    "default (16-host leaf-spine, 10G, web search 0.6, 3000 flows; TCP and DCTCP runs)",
+                )
+            } else {
+                let c = Config::parse(BENCH_FAT_TREE, "<bench fat-tree>")?;
+                c.validate("<bench fat-tree>", Path::new("."))?;
+                (
+                    c,
+                    "fat-tree (k=8, 128 hosts, 100G, 1us, 1000B MSS, web search 0.3, DCTCP, 10 ms)",
+                )
+            };
+            cfg.seeds = 1;
+            let mut events = 0u64;
+            let mut hops = 0u64;
+            let mut wall = 0.0;
+            let mut sim_ps = 0u64;
+            for p in experiment::plan(&cfg) {
+                let r =
+                    experiment::execute(&cfg, Path::new("."), &p).map_err(anyhow::Error::msg)?;
+                events += r.totals.events;
+                hops += r.totals.packet_hops;
+                wall += r.wall_seconds;
+                sim_ps += r.totals.sim_end_ps;
+            }
+            println!("scenario: {name}");
+            println!("  simulated time:     {:.3} ms", sim_ps as f64 / 1e9);
+            println!("  wall time:          {wall:.3} s (single-threaded, including setup)");
+            println!(
+                "  events:             {events}  ({:.2} M/s)",
+                events as f64 / wall / 1e6
+            );
+            println!(
+                "  packet-hops:        {hops}  ({:.2} M/s)",
+                hops as f64 / wall / 1e6
+            );
+            if let Some(m) = peak_rss_mib() {
+                println!("  peak memory (RSS):  {m:.1} MiB");
+            }
+            Ok(())
+        }
+        other => bail!("unknown scenario `{other}`: use default, fat-tree or all"),
+    }
+}

@@ -1,0 +1,526 @@
+//! Experiment configuration: the TOML schema, its defaults and ranges, scheme bundles, and
+//! validation with errors that name the file, the key and what is allowed.
+//!
+//! Every section and field is optional; omitted fields take the documented defaults. Unknown
+//! keys are errors (`deny_unknown_fields`). Quantities carry units in strings ("10Gbps", "1us",
+//! "64KiB"). The README's configuration reference lists every field; [`DEFAULT_CONFIG`] is the
+//! embedded default experiment run by `dcsim run` without arguments.
+//!
+//! A **scheme** is a named bundle of end-host and switch choices (transport, congestion
+//! control, ECN capability, load balancer), so an experiment compares schemes on identical
+//! topology, workload and seeds by listing their names.
+
+use crate::net::SwitchConfig;
+use crate::net::lb::LbKind;
+use crate::topology::TopologyConfig;
+use crate::transport::tcp::{CcKind, TcpParams};
+use crate::units::{BitRate, Bytes, SimTime};
+use crate::workload::WorkloadConfig;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The embedded default experiment: TCP against DCTCP on a 16-host leaf-spine at 10 Gbps,
+/// web-search flows at load 0.6.
+pub const DEFAULT_CONFIG: &str = include_str!("../experiments/default.toml");
+
+/// A configuration error: which file, which key, what is wrong or allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: String,
+    pub key: String,
+    pub msg: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.file, self.msg)
+        } else {
+            write!(f, "{}: `{}`: {}", self.file, self.key, self.msg)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn d_name() -> String {
+    "experiment".into()
+}
+fn d_seed() -> u64 {
+    1
+}
+fn d_seeds() -> u32 {
+    1
+}
+fn d_schemes() -> Vec<String> {
+    vec!["DCTCP".into()]
+}
+fn d_out() -> PathBuf {
+    PathBuf::from("results")
+}
+
+/// `[packet]`: packet sizes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PacketConfig {
+    /// Payload bytes per full data packet (TCP MSS), 64B..=9000B. Default 1460B.
+    pub mss: Bytes,
+    /// Header bytes added to every packet on the wire, data and ACK alike, 20B..=200B.
+    /// Default 78B: TCP/IPv4 40 + Ethernet 18 + preamble and inter-frame gap 20.
+    pub header: Bytes,
+}
+
+impl Default for PacketConfig {
+    fn default() -> Self {
+        PacketConfig {
+            mss: Bytes(1460),
+            header: Bytes(78),
+        }
+    }
+}
+
+/// `[tcp]`: TCP parameters shared by the TCP-family schemes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    /// Initial window in segments, 1..=1000. Default 10.
+    pub init_cwnd: f64,
+    /// Minimum window in segments, 1..=10. Default 1.
+    pub min_cwnd: f64,
+    /// Minimum retransmission timeout, 1us..=10s. Default 10ms (the DCTCP paper's testbed).
+    pub rto_min: SimTime,
+    /// Maximum retransmission timeout (backoff cap), >= rto_min. Default 1s.
+    pub rto_max: SimTime,
+    /// Timeout before the first RTT sample. Default: rto_min.
+    pub rto_init: Option<SimTime>,
+    /// Duplicate-ACK / SACK threshold for fast retransmit, 1..=1000. Default 3.
+    pub dupthresh: u32,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            init_cwnd: 10.0,
+            min_cwnd: 1.0,
+            rto_min: SimTime::from_ms(10),
+            rto_max: SimTime::from_ms(1000),
+            rto_init: None,
+            dupthresh: 3,
+        }
+    }
+}
+
+/// `[dctcp]`: DCTCP parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DctcpConfig {
+    /// Gain of the alpha estimator, (0, 1]. Default 1/16.
+    pub g: f64,
+    /// Initial alpha, [0, 1]. Default 1.0 (RFC 8257, Linux, ns-3).
+    pub init_alpha: f64,
+}
+
+impl Default for DctcpConfig {
+    fn default() -> Self {
+        DctcpConfig {
+            g: 1.0 / 16.0,
+            init_alpha: 1.0,
+        }
+    }
+}
+
+/// `[udp]`: the constant-rate UDP transport.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct UdpConfig {
+    /// Sending rate; default: the host link rate.
+    pub rate: Option<BitRate>,
+}
+
+/// `[priorities]`: which queue data and ACKs use (0 is the highest priority).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct PriorityConfig {
+    /// Queue of data packets, 0..queues. Default 0.
+    pub data: u8,
+    /// Queue of ACKs, 0..queues. Default 0.
+    pub ack: u8,
+}
+
+fn d_classes() -> Vec<Bytes> {
+    vec![Bytes(100_000), Bytes(1_000_000), Bytes(10_000_000)]
+}
+
+/// `[metrics]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Boundaries of the flow-size classes, increasing. Default ["100KB", "1MB", "10MB"].
+    pub size_classes: Vec<Bytes>,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            size_classes: d_classes(),
+        }
+    }
+}
+
+/// The whole experiment file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Experiment name; results go to `<output_dir>/<name>/`. Letters, digits, `-`, `_`, `.`.
+    /// Default "experiment".
+    #[serde(default = "d_name")]
+    pub name: String,
+    /// Master seed. Default 1.
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    /// Runs per scheme with seeds `seed, seed+1, …`, 1..=1000. Default 1.
+    #[serde(default = "d_seeds")]
+    pub seeds: u32,
+    /// Simulated-time limit. Default: none (run until every flow finishes).
+    #[serde(default)]
+    pub stop_time: Option<SimTime>,
+    /// Schemes to compare, by name (see [`Scheme::BUILTIN`]). Default ["DCTCP"].
+    #[serde(default = "d_schemes")]
+    pub schemes: Vec<String>,
+    /// Where results go, relative to the working directory. Default "results".
+    #[serde(default = "d_out")]
+    pub output_dir: PathBuf,
+    #[serde(default)]
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    #[serde(default)]
+    pub packet: PacketConfig,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    #[serde(default)]
+    pub dctcp: DctcpConfig,
+    #[serde(default)]
+    pub udp: UdpConfig,
+    #[serde(default)]
+    pub priorities: PriorityConfig,
+    #[serde(default)]
+    pub workload: WorkloadConfig,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+/// The transport family of a scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    Tcp,
+    Dctcp,
+    Udp,
+}
+
+/// A scheme: a named bundle of choices.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scheme {
+    pub name: String,
+    pub transport: TransportKind,
+    /// Data packets are ECN-capable.
+    pub ecn: bool,
+    /// Load balancer override; None uses `[switch] load_balancer`.
+    pub lb: Option<LbKind>,
+}
+
+impl Scheme {
+    /// Built-in schemes and what they are.
+    pub const BUILTIN: &'static [(&'static str, &'static str)] = &[
+        (
+            "TCP",
+            "NewReno/SACK, not ECN-capable, switch load balancer from [switch]",
+        ),
+        ("DCTCP", "DCTCP over NewReno/SACK, ECN-capable"),
+        ("UDP", "constant-rate unreliable stream at [udp] rate"),
+        ("TCP+FH", "TCP with ECMP flow hashing"),
+        ("TCP+spray", "TCP with per-packet spraying"),
+        ("DCTCP+FH", "DCTCP with ECMP flow hashing"),
+        ("DCTCP+spray", "DCTCP with per-packet spraying"),
+    ];
+
+    pub fn builtin(name: &str) -> Option<Scheme> {
+        let (transport, ecn, lb) = match name {
+            "TCP" => (TransportKind::Tcp, false, None),
+            "DCTCP" => (TransportKind::Dctcp, true, None),
+            "UDP" => (TransportKind::Udp, false, None),
+            "TCP+FH" => (TransportKind::Tcp, false, Some(LbKind::Ecmp)),
+            "TCP+spray" => (TransportKind::Tcp, false, Some(LbKind::Spray)),
+            "DCTCP+FH" => (TransportKind::Dctcp, true, Some(LbKind::Ecmp)),
+            "DCTCP+spray" => (TransportKind::Dctcp, true, Some(LbKind::Spray)),
+            _ => return None,
+        };
+        Some(Scheme {
+            name: name.into(),
+            transport,
+            ecn,
+            lb,
+        })
+    }
+}
+
+impl Config {
+    /// Parses TOML text; `file` names the source in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        toml::from_str::<Config>(text).map_err(|e| {
+            let msg = e.message().to_string();
+            let loc = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                    format!("line {line}: ")
+                })
+                .unwrap_or_default();
+            ConfigError {
+                file: file.to_string(),
+                key: String::new(),
+                msg: format!("{loc}{msg}"),
+            }
+        })
+    }
+
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: file.clone(),
+            key: String::new(),
+            msg: format!("cannot read the file: {e}"),
+        })?;
+        let c = Config::parse(&text, &file)?;
+        c.validate(&file, &Config::base_dir(path))?;
+        Ok(c)
+    }
+
+    /// Directory against which relative paths in a config resolve.
+    pub fn base_dir(path: &Path) -> PathBuf {
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    /// The embedded default experiment.
+    pub fn default_experiment() -> Config {
+        let c = Config::parse(DEFAULT_CONFIG, "<embedded default>")
+            .expect("the embedded default config parses");
+        c.validate("<embedded default>", Path::new("."))
+            .expect("the embedded default config is valid");
+        c
+    }
+
+    /// Checks every range and cross-field constraint.
+    pub fn validate(&self, file: &str, base: &Path) -> Result<(), ConfigError> {
+        let err = |key: &str, msg: String| ConfigError {
+            file: file.to_string(),
+            key: key.to_string(),
+            msg,
+        };
+        if self.name.is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            || self.name.starts_with('.')
+        {
+            return Err(err(
+                "name",
+                format!(
+                    "`{}`: use letters, digits, `-`, `_` and `.` (not first)",
+                    self.name
+                ),
+            ));
+        }
+        if self.seeds == 0 || self.seeds > 1000 {
+            return Err(err(
+                "seeds",
+                format!("must be in 1..=1000, got {}", self.seeds),
+            ));
+        }
+        if self.stop_time == Some(SimTime::ZERO) {
+            return Err(err("stop_time", "must be positive".into()));
+        }
+        if self.schemes.is_empty() {
+            return Err(err("schemes", "list at least one scheme".into()));
+        }
+        let names: Vec<&str> = Scheme::BUILTIN.iter().map(|s| s.0).collect();
+        for (i, s) in self.schemes.iter().enumerate() {
+            if Scheme::builtin(s).is_none() {
+                return Err(err(
+                    &format!("schemes[{i}]"),
+                    format!("unknown scheme `{s}`; known: {}", names.join(", ")),
+                ));
+            }
+            if self.schemes[..i].contains(s) {
+                return Err(err(
+                    &format!("schemes[{i}]"),
+                    format!("`{s}` is listed twice"),
+                ));
+            }
+        }
+        self.topology
+            .validate()
+            .map_err(|(k, m)| err(&format!("topology.{k}"), m))?;
+        self.switch
+            .validate()
+            .map_err(|(k, m)| err(&format!("switch.{k}"), m))?;
+        let p = &self.packet;
+        if !(64..=9000).contains(&p.mss.0) {
+            return Err(err(
+                "packet.mss",
+                format!("must be in 64B..=9000B, got {}", p.mss),
+            ));
+        }
+        if !(20..=200).contains(&p.header.0) {
+            return Err(err(
+                "packet.header",
+                format!("must be in 20B..=200B, got {}", p.header),
+            ));
+        }
+        let t = &self.tcp;
+        if !(1.0..=1000.0).contains(&t.init_cwnd) {
+            return Err(err(
+                "tcp.init_cwnd",
+                format!("must be in 1..=1000, got {}", t.init_cwnd),
+            ));
+        }
+        if !(1.0..=10.0).contains(&t.min_cwnd) {
+            return Err(err(
+                "tcp.min_cwnd",
+                format!("must be in 1..=10, got {}", t.min_cwnd),
+            ));
+        }
+        if t.rto_min < SimTime::from_us(1) || t.rto_min > SimTime::from_ms(10_000) {
+            return Err(err(
+                "tcp.rto_min",
+                format!("must be in 1us..=10s, got {}", t.rto_min),
+            ));
+        }
+        if t.rto_max < t.rto_min {
+            return Err(err(
+                "tcp.rto_max",
+                format!("must be >= rto_min ({}), got {}", t.rto_min, t.rto_max),
+            ));
+        }
+        if t.rto_init.is_some_and(|r| r.0 == 0) {
+            return Err(err("tcp.rto_init", "must be positive".into()));
+        }
+        if t.dupthresh == 0 || t.dupthresh > 1000 {
+            return Err(err(
+                "tcp.dupthresh",
+                format!("must be in 1..=1000, got {}", t.dupthresh),
+            ));
+        }
+        let d = &self.dctcp;
+        if !(d.g > 0.0 && d.g <= 1.0) {
+            return Err(err("dctcp.g", format!("must be in (0, 1], got {}", d.g)));
+        }
+        if !(0.0..=1.0).contains(&d.init_alpha) {
+            return Err(err(
+                "dctcp.init_alpha",
+                format!("must be in [0, 1], got {}", d.init_alpha),
+            ));
+        }
+        let nq = self.switch.queues;
+        for (k, v) in [
+            ("priorities.data", self.priorities.data),
+            ("priorities.ack", self.priorities.ack),
+        ] {
+            if v >= nq {
+                return Err(err(k, format!("must be < switch.queues ({nq}), got {v}")));
+            }
+        }
+        let b = &self.metrics.size_classes;
+        if b.windows(2).any(|w| w[0] >= w[1]) || b.first().is_some_and(|x| x.0 == 0) {
+            return Err(err(
+                "metrics.size_classes",
+                "boundaries must be positive and strictly increasing".into(),
+            ));
+        }
+        self.workload
+            .validate(self.topology.n_hosts(), base)
+            .map_err(|(k, m)| err(&format!("workload.{k}"), m))?;
+        Ok(())
+    }
+
+    /// TCP parameters for a scheme.
+    pub fn tcp_params(&self, scheme: &Scheme) -> TcpParams {
+        let t = &self.tcp;
+        TcpParams {
+            mss: self.packet.mss.0 as u32,
+            header: self.packet.header.0 as u32,
+            init_cwnd: t.init_cwnd,
+            min_cwnd: t.min_cwnd,
+            rto_min: t.rto_min,
+            rto_max: t.rto_max,
+            rto_init: t.rto_init.unwrap_or(t.rto_min),
+            dupthresh: t.dupthresh,
+            ecn: scheme.ecn,
+            cc: match scheme.transport {
+                TransportKind::Dctcp => CcKind::Dctcp {
+                    g: self.dctcp.g,
+                    init_alpha: self.dctcp.init_alpha,
+                },
+                _ => CcKind::Reno,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_experiment_is_valid() {
+        let c = Config::default_experiment();
+        assert_eq!(c.topology.n_hosts(), 16);
+        assert_eq!(c.schemes, vec!["TCP", "DCTCP"]);
+    }
+
+    #[test]
+    fn empty_config_takes_defaults() {
+        let c = Config::parse("", "x.toml").unwrap();
+        c.validate("x.toml", Path::new(".")).unwrap();
+        assert_eq!(c.tcp.rto_min, SimTime::from_ms(10));
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::parse("[tcp]\nrto_mn = \"1ms\"\n", "x.toml").unwrap_err();
+        assert!(e.to_string().contains("rto_mn"), "{e}");
+        assert!(e.to_string().contains("x.toml"), "{e}");
+        let e =
+            Config::parse("[topology]\nkind = \"fat_tree\"\nleaves = 3\n", "x.toml").unwrap_err();
+        assert!(e.to_string().contains("leaves"), "{e}");
+    }
+
+    #[test]
+    fn bad_unit_is_explained() {
+        let e = Config::parse("[tcp]\nrto_min = \"1 fortnight\"\n", "x.toml").unwrap_err();
+        assert!(e.to_string().contains("unknown time unit"), "{e}");
+        let e = Config::parse("[tcp]\nrto_min = 5\n", "x.toml").unwrap_err();
+        assert!(e.to_string().contains("no unit"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_names_key_and_range() {
+        let c = Config::parse("[topology]\nkind = \"fat_tree\"\nk = 5\n", "x.toml").unwrap();
+        let e = c.validate("x.toml", Path::new(".")).unwrap_err();
+        assert_eq!(e.key, "topology.k");
+        let c = Config::parse("[workload]\nkind = \"poisson\"\nload = 1.5\n", "x.toml").unwrap();
+        let e = c.validate("x.toml", Path::new(".")).unwrap_err();
+        assert_eq!(e.key, "workload.load");
+        assert!(e.msg.contains("(0, 1]"));
+        let c = Config::parse("schemes = [\"QUIC\"]\n", "x.toml").unwrap();
+        let e = c.validate("x.toml", Path::new(".")).unwrap_err();
+        assert!(e.msg.contains("DCTCP"), "{e}");
+    }
+}

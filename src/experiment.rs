@@ -1,0 +1,257 @@
+//! Running experiments: expanding a config into runs (schemes × seeds), executing each run
+//! single-threaded and deterministically, in parallel across runs, and collecting results.
+//!
+//! A run's output depends only on the config, the scheme and the seed, never on how many runs
+//! execute at once or in which order.
+
+use crate::config::{Config, Scheme, TransportKind};
+use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord, SizeClasses, ideal_fct};
+use crate::net::BuildOpts;
+use crate::sim::{Conservation, EndReason, Sim, SimSetup, TransportSpec};
+use crate::transport::Proto;
+use crate::units::SimTime;
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
+
+/// One run: a scheme at a seed.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunPlan {
+    /// Stable id, used as the run's directory name: `<scheme>-s<seed>`.
+    pub id: String,
+    pub scheme: Scheme,
+    pub seed: u64,
+}
+
+/// Expands the config into runs, schemes outermost.
+pub fn plan(cfg: &Config) -> Vec<RunPlan> {
+    let mut v = Vec::new();
+    for s in &cfg.schemes {
+        let scheme = Scheme::builtin(s).expect("validated scheme");
+        for k in 0..cfg.seeds as u64 {
+            let seed = cfg.seed + k;
+            v.push(RunPlan {
+                id: format!("{}-s{}", s, seed),
+                scheme: scheme.clone(),
+                seed,
+            });
+        }
+    }
+    v
+}
+
+/// Run-level totals for `summary.csv` / `summary.json`.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct RunTotals {
+    pub flows: u64,
+    pub finished: u64,
+    pub sim_end_ps: u64,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub drops: u64,
+    pub drops_lossless: u64,
+    pub pfc_frames: u64,
+    pub pfc_pauses: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub ecn_marks: u64,
+    pub max_queue_bytes: u64,
+    pub mean_util_host_links: f64,
+    pub mean_util_fabric_links: f64,
+    pub max_util_fabric_links: f64,
+}
+
+/// The result of one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub plan: RunPlan,
+    pub end_reason: EndReason,
+    pub totals: RunTotals,
+    pub classes: Vec<ClassSummary>,
+    #[serde(skip)]
+    pub records: Vec<FlowRecord>,
+    #[serde(skip)]
+    pub ports: Vec<PortRecord>,
+    pub conservation: Conservation,
+    pub wall_seconds: f64,
+}
+
+/// Executes one run.
+pub fn execute(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<RunResult, String> {
+    execute_with(cfg, base, plan, |_| {})
+}
+
+/// Executes one run, reporting simulated time to `progress` now and then.
+pub fn execute_with(
+    cfg: &Config,
+    base: &Path,
+    plan: &RunPlan,
+    progress: impl FnMut(SimTime),
+) -> Result<RunResult, String> {
+    let wall = Instant::now();
+    let n_hosts = cfg.topology.n_hosts();
+    let specs = cfg
+        .workload
+        .generate(n_hosts, cfg.topology.host_rate(), plan.seed, base)?;
+    let topo = cfg.topology.build();
+    let transport = match plan.scheme.transport {
+        TransportKind::Tcp | TransportKind::Dctcp => {
+            TransportSpec::Tcp(cfg.tcp_params(&plan.scheme))
+        }
+        TransportKind::Udp => TransportSpec::Udp {
+            rate: cfg.udp.rate,
+            mss: cfg.packet.mss.0 as u32,
+            header: cfg.packet.header.0 as u32,
+        },
+    };
+    let build = BuildOpts {
+        switch: &cfg.switch,
+        lb: plan.scheme.lb.unwrap_or(cfg.switch.load_balancer),
+        udp: plan.scheme.transport == TransportKind::Udp,
+        seed: plan.seed,
+        max_packet: cfg.packet.mss.0 + cfg.packet.header.0,
+    };
+    let mut sim = Sim::new(SimSetup {
+        topo: &topo,
+        build,
+        transport,
+        flows: &specs,
+        data_prio: cfg.priorities.data,
+        ack_prio: cfg.priorities.ack,
+        stop_time: cfg.stop_time,
+    })?;
+    let end_reason = sim.run_with(progress);
+    let classes = SizeClasses {
+        bounds: cfg.metrics.size_classes.iter().map(|b| b.0).collect(),
+    };
+    Ok(collect(&sim, end_reason, plan.clone(), &classes, wall))
+}
+
+/// Per-hop rates and delays of a path of egress ports.
+fn hops_of(sim: &Sim, src: u32, dst: u32) -> Vec<Hop> {
+    sim.net
+        .first_path(src, dst)
+        .iter()
+        .map(|p| {
+            let port = &sim.net.ports[p.idx()];
+            (port.rate, port.delay)
+        })
+        .collect()
+}
+
+fn collect(
+    sim: &Sim,
+    end_reason: EndReason,
+    plan: RunPlan,
+    classes: &SizeClasses,
+    wall: Instant,
+) -> RunResult {
+    let mss = sim.transport.mss();
+    let header = sim.transport.header();
+    let with_ack = matches!(sim.transport, TransportSpec::Tcp(_));
+    let n_hosts = sim.net.n_hosts;
+    let mut path_cache: Vec<Option<(Vec<Hop>, Vec<Hop>)>> = vec![None; n_hosts * n_hosts];
+    let mut records = Vec::with_capacity(sim.flows.len());
+    let mut totals = RunTotals {
+        flows: sim.flows.len() as u64,
+        ..Default::default()
+    };
+    for f in &sim.flows {
+        let key = f.src as usize * n_hosts + f.dst as usize;
+        if path_cache[key].is_none() {
+            path_cache[key] = Some((hops_of(sim, f.src, f.dst), hops_of(sim, f.dst, f.src)));
+        }
+        let (fwd, rev) = path_cache[key].as_ref().unwrap();
+        let ideal = ideal_fct(f.size, mss, header, fwd, rev, with_ack);
+        let fct = f.finish.map(|t| t - f.start);
+        let (retx, to) = match &f.proto {
+            Proto::Tcp { snd, .. } => (snd.retransmits, snd.timeouts),
+            Proto::Udp { .. } => (0, 0),
+        };
+        totals.retransmits += retx;
+        totals.timeouts += to;
+        totals.ecn_marks += f.stats.ce_rcvd;
+        if fct.is_some() {
+            totals.finished += 1;
+        }
+        records.push(FlowRecord {
+            flow_id: f.ext_id,
+            src: f.src,
+            dst: f.dst,
+            size_bytes: f.size,
+            start_ps: f.start.0,
+            finish_ps: f.finish.map(|t| t.0),
+            rcv_finish_ps: f.rcv_finish.map(|t| t.0),
+            fct_ps: fct.map(|t| t.0),
+            ideal_fct_ps: ideal.0,
+            slowdown: fct.map(|t| t.0 as f64 / ideal.0 as f64),
+            size_class: classes.name(classes.class_of(f.size)),
+            retransmits: retx,
+            timeouts: to,
+            ecn_marks: f.stats.ce_rcvd,
+            drops: f.stats.drops,
+            deadline_ps: f.deadline.map(|t| t.0),
+        });
+    }
+    records.sort_by_key(|r| r.flow_id);
+    let mut summaries = vec![ClassSummary::of("all".into(), records.iter())];
+    for c in 0..classes.count() {
+        let name = classes.name(c);
+        summaries.push(ClassSummary::of(
+            name.clone(),
+            records.iter().filter(|r| r.size_class == name),
+        ));
+    }
+    let dur = sim.now.0.max(1) as f64;
+    let mut ports = Vec::with_capacity(sim.net.ports.len());
+    let (mut hu, mut hn, mut fu, mut fnn) = (0.0, 0usize, 0.0, 0usize);
+    for (i, p) in sim.net.ports.iter().enumerate() {
+        let util = p.stats.tx_bytes as f64 * 8.0 / (p.rate.bps() as f64 * dur / 1e12);
+        let peer_node = sim.net.ports[p.peer.idx()].node;
+        let host_link = sim.net.is_host(p.node) || sim.net.is_host(peer_node);
+        if host_link {
+            hu += util;
+            hn += 1;
+        } else {
+            fu += util;
+            fnn += 1;
+            totals.max_util_fabric_links = totals.max_util_fabric_links.max(util);
+        }
+        totals.pfc_pauses += p.stats.pause_rx;
+        totals.max_queue_bytes = totals.max_queue_bytes.max(p.stats.max_qbytes);
+        ports.push(PortRecord {
+            port: i as u32,
+            node: sim.net.nodes[p.node.idx()].name.clone(),
+            peer: sim.net.nodes[peer_node.idx()].name.clone(),
+            rate_bps: p.rate.bps(),
+            tx_pkts: p.stats.tx_pkts,
+            tx_bytes: p.stats.tx_bytes,
+            utilization: util,
+            drops: p.stats.drops,
+            ecn_marks: p.stats.ecn_marks,
+            pfc_pauses_rx: p.stats.pause_rx,
+            paused_ps: p.stats.paused_time.0,
+            max_queue_bytes: p.stats.max_qbytes,
+        });
+    }
+    totals.mean_util_host_links = if hn > 0 { hu / hn as f64 } else { 0.0 };
+    totals.mean_util_fabric_links = if fnn > 0 { fu / fnn as f64 } else { 0.0 };
+    for s in &sim.net.switches {
+        totals.drops += s.drops[0] + s.drops[1];
+        totals.drops_lossless += s.drops[1];
+        totals.pfc_frames += s.pfc_sent;
+    }
+    totals.sim_end_ps = sim.now.0;
+    totals.events = sim.events();
+    totals.packet_hops = sim.packet_hops;
+    RunResult {
+        plan,
+        end_reason,
+        totals,
+        classes: summaries,
+        records,
+        ports,
+        conservation: sim.conservation(),
+        wall_seconds: wall.elapsed().as_secs_f64(),
+    }
+}

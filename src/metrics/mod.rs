@@ -1,0 +1,271 @@
+//! Metrics: per-flow records, the ideal FCT, percentiles and per-run summaries.
+//!
+//! **FCT** is sender-side: from the flow's start time to the arrival at the sender of the ACK
+//! that covers its last byte (for UDP, which has no ACKs: to the arrival of its last byte).
+//! The receiver-side completion time (last byte received in order) is recorded too.
+//!
+//! **Ideal FCT** (one formula, used for every flow): the completion time of the same message
+//! on an idle network with an unlimited window: its packets (`⌈size/mss⌉` of them, all
+//! `mss + header` bytes on the wire except the last) cross the hops of a shortest path
+//! store-and-forward, back to back; the last packet leaves hop `i` at
+//! `L_i = max(L_{i−1} + d_{i−1}, D_i) + s_last/r_i`, where `D_i = Σ_{k≤i} s/r_k + Σ_{k<i} d_k +
+//! (n−2)·max_{k≤i} s/r_k` is when the previous (full) packet leaves hop `i`; then the final ACK
+//! (`header` bytes) returns over the reverse path, `Σ (header/r_k + d_k)`. Serialization times
+//! are exact integer picoseconds per packet. UDP flows have no ACK term.
+//!
+//! **Slowdown** = FCT / ideal FCT (≥ 1 up to rounding on an idle path).
+//!
+//! **Percentiles** are nearest-rank: the p-th percentile of n sorted values is the value at
+//! rank `⌈p·n⌉`.
+
+use crate::units::{BitRate, SimTime};
+use serde::Serialize;
+
+/// One hop: link rate and propagation delay.
+pub type Hop = (BitRate, SimTime);
+
+/// Ideal FCT of a `size`-byte message as documented in the module header.
+pub fn ideal_fct(
+    size: u64,
+    mss: u32,
+    header: u32,
+    fwd: &[Hop],
+    rev: &[Hop],
+    with_ack: bool,
+) -> SimTime {
+    assert!(size > 0 && !fwd.is_empty());
+    let mss = mss as u64;
+    let n = size.div_ceil(mss);
+    let s_full = mss + header as u64;
+    let s_last = size - (n - 1) * mss + header as u64;
+    // Departure of the (n-1)th packet (the last full one) from each hop, and of the last.
+    let mut last_dep = SimTime::ZERO;
+    let mut first_dep = SimTime::ZERO; // departure of packet 1 from hop i
+    let mut max_full = SimTime::ZERO;
+    let mut prev_delay = SimTime::ZERO;
+    for (i, &(r, d)) in fwd.iter().enumerate() {
+        let sf = r.ser_time(s_full);
+        let sl = r.ser_time(s_last);
+        if n == 1 {
+            last_dep = if i == 0 {
+                sl
+            } else {
+                last_dep + prev_delay + sl
+            };
+        } else {
+            first_dep = if i == 0 {
+                sf
+            } else {
+                first_dep + prev_delay + sf
+            };
+            max_full = max_full.max(sf);
+            let d_prev = first_dep + SimTime(max_full.0 * (n - 2));
+            let arrive_last = if i == 0 {
+                SimTime::ZERO
+            } else {
+                last_dep + prev_delay
+            };
+            last_dep = arrive_last.max(d_prev) + sl;
+        }
+        prev_delay = d;
+    }
+    let mut t = last_dep + prev_delay;
+    if with_ack {
+        for &(r, d) in rev {
+            t += r.ser_time(header as u64) + d;
+        }
+    }
+    t
+}
+
+/// Nearest-rank percentile of sorted values (`p` in [0, 1]).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (p * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// Size classes: boundaries in bytes, classes `[0,b0), [b0,b1), …, [b_last, ∞)`.
+#[derive(Clone, Debug)]
+pub struct SizeClasses {
+    pub bounds: Vec<u64>,
+}
+
+fn short(b: u64) -> String {
+    crate::units::Bytes(b).to_string()
+}
+
+impl SizeClasses {
+    pub fn class_of(&self, size: u64) -> usize {
+        self.bounds.partition_point(|&b| b <= size)
+    }
+    pub fn name(&self, i: usize) -> String {
+        match i {
+            0 if self.bounds.is_empty() => "all".into(),
+            0 => format!("<{}", short(self.bounds[0])),
+            i if i == self.bounds.len() => format!(">={}", short(self.bounds[i - 1])),
+            i => format!("{}-{}", short(self.bounds[i - 1]), short(self.bounds[i])),
+        }
+    }
+    pub fn count(&self) -> usize {
+        self.bounds.len() + 1
+    }
+}
+
+/// Everything recorded about one flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowRecord {
+    pub flow_id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub start_ps: u64,
+    /// Sender completion; None if unfinished.
+    pub finish_ps: Option<u64>,
+    pub rcv_finish_ps: Option<u64>,
+    pub fct_ps: Option<u64>,
+    pub ideal_fct_ps: u64,
+    pub slowdown: Option<f64>,
+    pub size_class: String,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub ecn_marks: u64,
+    pub drops: u64,
+    pub deadline_ps: Option<u64>,
+}
+
+/// Summary statistics of FCT and slowdown over one set of flows.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct ClassSummary {
+    pub class: String,
+    pub flows: u64,
+    pub finished: u64,
+    pub avg_fct_us: f64,
+    pub p50_fct_us: f64,
+    pub p99_fct_us: f64,
+    pub p999_fct_us: f64,
+    pub avg_slowdown: f64,
+    pub p50_slowdown: f64,
+    pub p99_slowdown: f64,
+    pub p999_slowdown: f64,
+}
+
+impl ClassSummary {
+    pub fn of<'a>(class: String, recs: impl Iterator<Item = &'a FlowRecord>) -> ClassSummary {
+        let mut fct = Vec::new();
+        let mut sd = Vec::new();
+        let mut n = 0u64;
+        for r in recs {
+            n += 1;
+            if let (Some(f), Some(s)) = (r.fct_ps, r.slowdown) {
+                fct.push(f as f64 / 1e6);
+                sd.push(s);
+            }
+        }
+        fct.sort_by(f64::total_cmp);
+        sd.sort_by(f64::total_cmp);
+        let avg = |v: &[f64]| {
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        ClassSummary {
+            class,
+            flows: n,
+            finished: fct.len() as u64,
+            avg_fct_us: avg(&fct),
+            p50_fct_us: percentile(&fct, 0.5),
+            p99_fct_us: percentile(&fct, 0.99),
+            p999_fct_us: percentile(&fct, 0.999),
+            avg_slowdown: avg(&sd),
+            p50_slowdown: percentile(&sd, 0.5),
+            p99_slowdown: percentile(&sd, 0.99),
+            p999_slowdown: percentile(&sd, 0.999),
+        }
+    }
+}
+
+/// Per-port counters for `ports.csv`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PortRecord {
+    pub port: u32,
+    pub node: String,
+    pub peer: String,
+    pub rate_bps: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    /// tx_bytes·8 / (rate · duration of the run).
+    pub utilization: f64,
+    pub drops: u64,
+    pub ecn_marks: u64,
+    pub pfc_pauses_rx: u64,
+    pub paused_ps: u64,
+    pub max_queue_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hops(n: usize, gbps: u64, us: u64) -> Vec<Hop> {
+        vec![(BitRate::from_gbps(gbps), SimTime::from_us(us)); n]
+    }
+
+    #[test]
+    fn ideal_single_packet() {
+        // 1000 B payload + 40 B header at 10 Gbps = 832 ns per hop, 1 us per link, 2 hops;
+        // ACK 40 B = 32 ns per hop.
+        let f = hops(2, 10, 1);
+        let t = ideal_fct(1000, 1000, 40, &f, &f, true);
+        assert_eq!(t, SimTime::from_ns(2 * 832 + 2_000 + 2 * 32 + 2_000));
+    }
+
+    #[test]
+    fn ideal_uniform_pipeline() {
+        // n equal packets over h equal hops: (n + h - 1) s + h d.
+        let f = hops(3, 10, 1);
+        let t = ideal_fct(5000, 1000, 0, &f, &f, false);
+        assert_eq!(t, SimTime::from_ns((5 + 2) * 800 + 3_000));
+        // A short last packet.
+        let t = ideal_fct(4500, 1000, 0, &f, &f, false);
+        assert_eq!(t, SimTime::from_ns(800 + 800 + 800 + 3 * 800 + 400 + 3_000));
+    }
+
+    #[test]
+    fn ideal_bottleneck_in_the_middle() {
+        // 10G, 1G, 10G: packets leave the 1G hop every 8 us and cross the last hop unqueued.
+        let f = vec![
+            (BitRate::from_gbps(10), SimTime::ZERO),
+            (BitRate::from_gbps(1), SimTime::ZERO),
+            (BitRate::from_gbps(10), SimTime::ZERO),
+        ];
+        let t = ideal_fct(3000, 1000, 0, &f, &f, false);
+        assert_eq!(t, SimTime::from_ns(800 + 3 * 8_000 + 800));
+    }
+
+    #[test]
+    fn percentiles_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert_eq!(percentile(&v, 0.999), 100.0);
+        assert_eq!(percentile(&[3.0], 0.99), 3.0);
+    }
+
+    #[test]
+    fn size_classes() {
+        let c = SizeClasses {
+            bounds: vec![100_000, 1_000_000],
+        };
+        assert_eq!(c.class_of(99_999), 0);
+        assert_eq!(c.class_of(100_000), 1);
+        assert_eq!(c.class_of(5_000_000), 2);
+        assert_eq!(c.name(0), "<100KB");
+        assert_eq!(c.name(1), "100KB-1MB");
+        assert_eq!(c.name(2), ">=1MB");
+    }
+}

@@ -1,0 +1,256 @@
+//! Writing results: per-run `fct.csv`, `summary.csv`, `summary.json`, `ports.csv`,
+//! `manifest.json`; the experiment-level `summary.csv`; and the terminal comparison table.
+//!
+//! A run's directory is written under a temporary name and renamed into place only when
+//! every file is complete, so a failed or interrupted run leaves no directory that looks
+//! finished.
+
+use crate::config::Config;
+use crate::experiment::RunResult;
+use crate::metrics::ClassSummary;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Column documentation of `fct.csv` (also in the README).
+pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps";
+
+/// Column list of the per-run and experiment `summary.csv`.
+pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,drops,timeouts,pfc_pauses,mean_util_fabric_links";
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+fn num(x: f64) -> String {
+    if x.is_nan() {
+        String::new()
+    } else {
+        format!("{x:.6}")
+    }
+}
+
+/// `fct.csv` contents.
+pub fn fct_csv(r: &RunResult) -> String {
+    let mut s = String::with_capacity(r.records.len() * 100);
+    s.push_str(FCT_COLUMNS);
+    s.push('\n');
+    for f in &r.records {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            f.flow_id,
+            f.src,
+            f.dst,
+            f.size_bytes,
+            f.start_ps,
+            opt(f.finish_ps),
+            opt(f.rcv_finish_ps),
+            opt(f.fct_ps),
+            f.ideal_fct_ps,
+            f.slowdown.map(num).unwrap_or_default(),
+            f.size_class,
+            f.retransmits,
+            f.timeouts,
+            f.ecn_marks,
+            f.drops,
+            opt(f.deadline_ps),
+        );
+    }
+    s
+}
+
+fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
+    let t = &r.totals;
+    let _ = writeln!(
+        s,
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        r.plan.id,
+        r.plan.scheme.name,
+        r.plan.seed,
+        c.class,
+        c.flows,
+        c.finished,
+        num(c.avg_fct_us),
+        num(c.p50_fct_us),
+        num(c.p99_fct_us),
+        num(c.p999_fct_us),
+        num(c.avg_slowdown),
+        num(c.p50_slowdown),
+        num(c.p99_slowdown),
+        num(c.p999_slowdown),
+        t.drops,
+        t.timeouts,
+        t.pfc_pauses,
+        num(t.mean_util_fabric_links),
+    );
+}
+
+/// `summary.csv` rows (one per size class, `all` first) for one run, with the header.
+pub fn summary_csv(runs: &[&RunResult]) -> String {
+    let mut s = String::new();
+    s.push_str(SUMMARY_COLUMNS);
+    s.push('\n');
+    for r in runs {
+        for c in &r.classes {
+            summary_row(&mut s, r, c);
+        }
+    }
+    s
+}
+
+fn ports_csv(r: &RunResult) -> String {
+    let mut s = String::from(
+        "port,node,peer,rate_bps,tx_pkts,tx_bytes,utilization,drops,ecn_marks,pfc_pauses_rx,paused_ps,max_queue_bytes\n",
+    );
+    for p in &r.ports {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            p.port,
+            p.node,
+            p.peer,
+            p.rate_bps,
+            p.tx_pkts,
+            p.tx_bytes,
+            num(p.utilization),
+            p.drops,
+            p.ecn_marks,
+            p.pfc_pauses_rx,
+            p.paused_ps,
+            p.max_queue_bytes
+        );
+    }
+    s
+}
+
+#[derive(Serialize)]
+struct Manifest<'a> {
+    dcsim_version: &'static str,
+    experiment: &'a str,
+    run: &'a str,
+    scheme: &'a crate::config::Scheme,
+    seed: u64,
+    end_reason: crate::sim::EndReason,
+    wall_seconds: f64,
+    events: u64,
+    packet_hops: u64,
+    sim_end_ps: u64,
+    conservation: &'a crate::sim::Conservation,
+    conservation_holds: bool,
+    definitions: Definitions,
+    config: &'a Config,
+}
+
+#[derive(Serialize)]
+struct Definitions {
+    fct: &'static str,
+    ideal_fct: &'static str,
+    slowdown: &'static str,
+    percentiles: &'static str,
+    utilization: &'static str,
+}
+
+const DEFS: Definitions = Definitions {
+    fct: "sender side: flow start to the arrival of the ACK covering the last byte (UDP: last byte received)",
+    ideal_fct: "idle network, unlimited window: store-and-forward pipeline of the flow's packets (mss + header bytes each, the last one shorter) over a shortest path, exact per-packet serialization plus propagation, plus the final ACK (header bytes) over the reverse path (no ACK term for UDP)",
+    slowdown: "fct / ideal_fct",
+    percentiles: "nearest rank: value at rank ceil(p * n) of the sorted finished flows",
+    utilization: "tx_bytes * 8 / (rate * simulated duration)",
+};
+
+/// Writes one run's files into `<exp_dir>/<run id>/` atomically.
+pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result<PathBuf> {
+    let dir = exp_dir.join(&r.plan.id);
+    let tmp = exp_dir.join(format!(".{}.partial", r.plan.id));
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp)?;
+    }
+    fs::create_dir_all(&tmp)?;
+    let result = (|| {
+        fs::write(tmp.join("fct.csv"), fct_csv(r))?;
+        fs::write(tmp.join("summary.csv"), summary_csv(&[r]))?;
+        fs::write(tmp.join("ports.csv"), ports_csv(r))?;
+        let json = serde_json::to_string_pretty(r).map_err(std::io::Error::other)?;
+        fs::write(tmp.join("summary.json"), json + "\n")?;
+        let m = Manifest {
+            dcsim_version: env!("CARGO_PKG_VERSION"),
+            experiment: &cfg.name,
+            run: &r.plan.id,
+            scheme: &r.plan.scheme,
+            seed: r.plan.seed,
+            end_reason: r.end_reason,
+            wall_seconds: r.wall_seconds,
+            events: r.totals.events,
+            packet_hops: r.totals.packet_hops,
+            sim_end_ps: r.totals.sim_end_ps,
+            conservation: &r.conservation,
+            conservation_holds: r.conservation.holds(),
+            definitions: DEFS,
+            config: cfg,
+        };
+        let json = serde_json::to_string_pretty(&m).map_err(std::io::Error::other)?;
+        fs::write(tmp.join("manifest.json"), json + "\n")?;
+        if dir.exists() {
+            fs::remove_dir_all(&dir)?;
+        }
+        fs::rename(&tmp, &dir)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    result.map(|_| dir)
+}
+
+/// The terminal comparison table: one block per size class, one row per run.
+pub fn table(runs: &[RunResult]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<16} {:<12} {:>7} {:>12} {:>12} {:>10} {:>10} {:>8} {:>8}",
+        "run",
+        "class",
+        "flows",
+        "avg_fct_us",
+        "p99_fct_us",
+        "avg_sd",
+        "p99_sd",
+        "drops",
+        "timeouts"
+    );
+    let n_classes = runs.first().map(|r| r.classes.len()).unwrap_or(0);
+    for c in 0..n_classes {
+        for r in runs {
+            let k = &r.classes[c];
+            let unfinished = k.flows - k.finished;
+            let _ = writeln!(
+                s,
+                "{:<16} {:<12} {:>7} {:>12.1} {:>12.1} {:>10.2} {:>10.2} {:>8} {:>8}{}",
+                r.plan.id,
+                k.class,
+                k.flows,
+                k.avg_fct_us,
+                k.p99_fct_us,
+                k.avg_slowdown,
+                k.p99_slowdown,
+                if c == 0 {
+                    r.totals.drops.to_string()
+                } else {
+                    String::new()
+                },
+                if c == 0 {
+                    r.totals.timeouts.to_string()
+                } else {
+                    String::new()
+                },
+                if unfinished > 0 {
+                    format!("  ({unfinished} unfinished)")
+                } else {
+                    String::new()
+                },
+            );
+        }
+    }
+    s
+}

@@ -1,0 +1,709 @@
+//! One simulation run: the event loop and what happens at each event.
+//!
+//! Events (a `Copy` enum, one `match`):
+//!
+//! * `Start`: flows whose start time has come become active (one pending event for the whole
+//!   sorted flow list);
+//! * `TxDone(port)`: the port's serializer is free and it has a backlog: start the next packet;
+//! * `Arrive(port)`: the head of the port's wire reaches the far end (the next packet on the
+//!   wire is then scheduled);
+//! * `Pfc { port, prio, pause }`: a PFC frame reaches the upstream egress `port`;
+//! * `Timer(flow, generation)`: a flow's retransmission or pacing timer (lazy cancellation).
+//!
+//! A transmission puts the packet on the wire at once with its arrival time
+//! `start + serialization + propagation`; a `TxDone` is scheduled only if another packet is
+//! waiting, so an uncongested hop costs one event. Host NICs serve, in strict priority order,
+//! their control queue (ACKs) and then the flows that are ready at that priority, round robin
+//! one packet at a time; they honour PFC pauses from their leaf. Hosts have unlimited memory
+//! and never drop. PFC frames are not queued behind data: they reach the upstream port after
+//! the serialization of a 64-byte frame plus the link's propagation delay.
+//!
+//! Conservation is tracked in wire bytes and packets: every byte a host transmits is, at any
+//! time, delivered to a host, dropped by a switch, queued in a switch, or on a wire.
+
+use crate::engine::EventQueue;
+use crate::ids::{FlowId, NodeId, PortId};
+use crate::net::packet::{Packet, PktKind, ecn, flags};
+use crate::net::port::MarkAt;
+use crate::net::{BuildOpts, Network};
+use crate::transport::tcp::{TcpParams, TcpReceiver, TcpSender};
+use crate::transport::{Flow, FlowStats, Proto};
+use crate::units::{BitRate, SimTime};
+use crate::workload::FlowSpec;
+use std::collections::VecDeque;
+
+/// Wire size of a PFC frame.
+pub const PFC_FRAME_BYTES: u32 = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ev {
+    Start,
+    TxDone(PortId),
+    Arrive(PortId),
+    Pfc { port: PortId, prio: u8, pause: bool },
+    Timer(FlowId, u32),
+}
+
+/// Which transport the flows of a run use.
+#[derive(Clone, Debug)]
+pub enum TransportSpec {
+    Tcp(TcpParams),
+    /// Constant-rate UDP at `rate` (None: the host link rate), `mss` payload per packet.
+    Udp {
+        rate: Option<BitRate>,
+        mss: u32,
+        header: u32,
+    },
+}
+
+impl TransportSpec {
+    pub fn mss(&self) -> u32 {
+        match self {
+            TransportSpec::Tcp(p) => p.mss,
+            TransportSpec::Udp { mss, .. } => *mss,
+        }
+    }
+    pub fn header(&self) -> u32 {
+        match self {
+            TransportSpec::Tcp(p) => p.header,
+            TransportSpec::Udp { header, .. } => *header,
+        }
+    }
+}
+
+/// Byte and packet conservation counters (wire bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Conservation {
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+    pub in_flight_pkts: u64,
+    pub in_flight_bytes: u64,
+}
+
+impl Conservation {
+    /// `sent = delivered + dropped + in flight`, in packets and in bytes.
+    pub fn holds(&self) -> bool {
+        self.sent_bytes == self.delivered_bytes + self.dropped_bytes + self.in_flight_bytes
+            && self.sent_pkts == self.delivered_pkts + self.dropped_pkts + self.in_flight_pkts
+    }
+}
+
+/// Everything needed to run: the network, flows and parameters.
+pub struct SimSetup<'a> {
+    pub topo: &'a crate::topology::TopoSpec,
+    pub build: BuildOpts<'a>,
+    pub transport: TransportSpec,
+    pub flows: &'a [FlowSpec],
+    pub data_prio: u8,
+    pub ack_prio: u8,
+    pub stop_time: Option<SimTime>,
+}
+
+/// How the run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// Every flow finished.
+    AllFinished,
+    /// The configured stop time was reached.
+    StopTime,
+    /// No events were left (e.g. unreliable flows lost packets).
+    Idle,
+}
+
+/// A simulation run in progress.
+pub struct Sim {
+    pub now: SimTime,
+    ev: EventQueue<Ev>,
+    pub net: Network,
+    /// Ready flows per host and priority.
+    ready: Vec<Vec<VecDeque<FlowId>>>,
+    pub flows: Vec<Flow>,
+    next_start: usize,
+    pub transport: TransportSpec,
+    stop_time: SimTime,
+    pub finished: usize,
+    cons: Conservation,
+    /// Hop count per packet transmitted (packet-hops), for the benchmark.
+    pub packet_hops: u64,
+}
+
+impl Sim {
+    pub fn new(s: SimSetup) -> Result<Sim, String> {
+        let net = Network::build(s.topo, &s.build)?;
+        let nq = net.nq as usize;
+        if s.data_prio as usize >= nq || s.ack_prio as usize >= nq {
+            return Err(format!(
+                "priorities (data {}, ack {}) need {} queues but switches have {nq}",
+                s.data_prio,
+                s.ack_prio,
+                s.data_prio.max(s.ack_prio) + 1
+            ));
+        }
+        let host_rate = |h: u32| net.ports[net.host_port(h).idx()].rate;
+        let mut flows = Vec::with_capacity(s.flows.len());
+        for (i, f) in s.flows.iter().enumerate() {
+            if f.src as usize >= net.n_hosts || f.dst as usize >= net.n_hosts || f.src == f.dst {
+                return Err(format!(
+                    "flow {}: bad endpoints {} -> {}",
+                    f.id, f.src, f.dst
+                ));
+            }
+            let prio = f.prio.unwrap_or(s.data_prio);
+            if prio as usize >= nq {
+                return Err(format!(
+                    "flow {}: priority {prio} but only {nq} queues",
+                    f.id
+                ));
+            }
+            let proto = match &s.transport {
+                TransportSpec::Tcp(p) => Proto::Tcp {
+                    snd: TcpSender::new(f.size, p),
+                    rcv: TcpReceiver::default(),
+                },
+                TransportSpec::Udp { rate, .. } => {
+                    let line = host_rate(f.src);
+                    let r = rate.unwrap_or(line);
+                    Proto::Udp {
+                        sent: 0,
+                        rcvd: 0,
+                        gap_per_byte_ps: if r >= line {
+                            0
+                        } else {
+                            r.ser_time(1 << 20).0 >> 20
+                        },
+                    }
+                }
+            };
+            flows.push(Flow {
+                id: FlowId(i as u32),
+                ext_id: f.id,
+                src: f.src,
+                dst: f.dst,
+                size: f.size,
+                start: f.start,
+                deadline: f.deadline,
+                // Ephemeral-port-like source ports, distinct per flow, for ECMP entropy.
+                sport: 10_000u16.wrapping_add((f.id % 50_000) as u16),
+                dport: 5_000,
+                prio,
+                ack_prio: s.ack_prio,
+                proto,
+                started: false,
+                finish: None,
+                rcv_finish: None,
+                in_ready: false,
+                timer_deadline: SimTime::MAX,
+                timer_event: SimTime::MAX,
+                timer_gen: 0,
+                stats: FlowStats::default(),
+            });
+        }
+        let ready = (0..net.n_hosts)
+            .map(|_| (0..nq).map(|_| VecDeque::new()).collect())
+            .collect();
+        Ok(Sim {
+            now: SimTime::ZERO,
+            ev: EventQueue::new(),
+            net,
+            ready,
+            flows,
+            next_start: 0,
+            transport: s.transport,
+            stop_time: s.stop_time.unwrap_or(SimTime::MAX),
+            finished: 0,
+            cons: Conservation::default(),
+            packet_hops: 0,
+        })
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.ev.popped()
+    }
+
+    /// Runs until every flow finishes, the stop time, or no events remain.
+    pub fn run(&mut self) -> EndReason {
+        self.run_with(|_| {})
+    }
+
+    /// Like [`run`](Self::run), calling `progress(now)` every 2^20 events.
+    pub fn run_with(&mut self, mut progress: impl FnMut(SimTime)) -> EndReason {
+        if self.flows.is_empty() {
+            return EndReason::AllFinished;
+        }
+        if self.next_start == 0 {
+            self.ev.push(self.flows[0].start, Ev::Start);
+        }
+        let reason = loop {
+            let Some((t, ev)) = self.ev.pop() else {
+                break EndReason::Idle;
+            };
+            if t > self.stop_time {
+                self.now = self.stop_time;
+                break EndReason::StopTime;
+            }
+            self.now = t;
+            match ev {
+                Ev::Start => self.on_start(),
+                Ev::TxDone(p) => {
+                    self.net.ports[p.idx()].txdone_pending = false;
+                    self.start_tx(p);
+                }
+                Ev::Arrive(p) => self.on_arrive(p),
+                Ev::Pfc { port, prio, pause } => self.on_pfc(port, prio, pause),
+                Ev::Timer(f, g) => self.on_timer(f, g),
+            }
+            if self.finished == self.flows.len() {
+                break EndReason::AllFinished;
+            }
+            if self.ev.popped() & 0xF_FFFF == 0 {
+                progress(self.now);
+            }
+        };
+        for p in self.net.ports.iter_mut() {
+            p.close_pauses(self.now);
+        }
+        reason
+    }
+
+    /// Conservation counters at the current time.
+    pub fn conservation(&self) -> Conservation {
+        let mut c = self.cons;
+        for p in self.net.ports.iter() {
+            c.in_flight_bytes += p.wire_bytes;
+            c.in_flight_pkts += p.wire.len() as u64;
+            if !self.net.is_host(p.node) {
+                c.in_flight_bytes += p.total_bytes;
+                c.in_flight_pkts += p.queues.iter().map(|q| q.len() as u64).sum::<u64>();
+            }
+        }
+        c
+    }
+
+    fn on_start(&mut self) {
+        while self.next_start < self.flows.len() && self.flows[self.next_start].start <= self.now {
+            let f = FlowId(self.next_start as u32);
+            self.next_start += 1;
+            self.flows[f.idx()].started = true;
+            self.make_ready(f);
+        }
+        if self.next_start < self.flows.len() {
+            self.ev.push(self.flows[self.next_start].start, Ev::Start);
+        }
+    }
+
+    /// Puts `f` in its host's ready list if it can send, and kicks the NIC.
+    fn make_ready(&mut self, f: FlowId) {
+        let fl = &mut self.flows[f.idx()];
+        if fl.in_ready || !fl.can_send(self.now) {
+            return;
+        }
+        fl.in_ready = true;
+        let (h, prio) = (fl.src, fl.prio);
+        self.ready[h as usize][prio as usize].push_back(f);
+        let p = self.net.host_port(h);
+        self.kick(p);
+    }
+
+    /// Makes sure port `p` is transmitting if it can.
+    #[inline]
+    fn kick(&mut self, p: PortId) {
+        let port = &mut self.net.ports[p.idx()];
+        if port.txdone_pending {
+            return;
+        }
+        if port.busy_until > self.now {
+            port.txdone_pending = true;
+            let t = port.busy_until;
+            self.ev.push(t, Ev::TxDone(p));
+            return;
+        }
+        self.start_tx(p);
+    }
+
+    fn host_has_backlog(&self, h: usize, p: PortId) -> bool {
+        let port = &self.net.ports[p.idx()];
+        (0..port.nq()).any(|q| {
+            port.paused & (1 << q) == 0
+                && (!port.queues[q].is_empty() || !self.ready[h][q].is_empty())
+        })
+    }
+
+    /// Starts transmitting the next packet on idle port `p`, if there is one.
+    fn start_tx(&mut self, p: PortId) {
+        debug_assert!(self.net.ports[p.idx()].busy_until <= self.now);
+        let node = self.net.ports[p.idx()].node;
+        let is_host = self.net.is_host(node);
+        let pkt = if is_host {
+            self.host_pull(node.idx(), p)
+        } else {
+            self.switch_dequeue(node, p)
+        };
+        let Some(pkt) = pkt else {
+            return;
+        };
+        let now = self.now;
+        let port = &mut self.net.ports[p.idx()];
+        let ser = port.ser_time(pkt.size);
+        port.busy_until = now + ser;
+        let arrive = port.busy_until + port.delay;
+        if port.wire.is_empty() {
+            self.ev.push(arrive, Ev::Arrive(p));
+        }
+        port.wire.push_back((arrive, pkt));
+        port.wire_bytes += pkt.size as u64;
+        port.stats.tx_pkts += 1;
+        port.stats.tx_bytes += pkt.size as u64;
+        self.packet_hops += 1;
+        if is_host {
+            self.cons.sent_pkts += 1;
+            self.cons.sent_bytes += pkt.size as u64;
+        }
+        let backlog = if is_host {
+            self.host_has_backlog(node.idx(), p)
+        } else {
+            self.net.ports[p.idx()].has_eligible()
+        };
+        if backlog {
+            let port = &mut self.net.ports[p.idx()];
+            port.txdone_pending = true;
+            let t = port.busy_until;
+            self.ev.push(t, Ev::TxDone(p));
+        }
+    }
+
+    fn switch_dequeue(&mut self, node: NodeId, p: PortId) -> Option<Packet> {
+        let sw = self.net.switch_idx(node);
+        let now = self.now;
+        let port = &mut self.net.ports[p.idx()];
+        let (q, mut pkt) = port.dequeue(now)?;
+        let switch = &mut self.net.switches[sw];
+        let inp = self.net.local[pkt.in_port.idx()] as usize;
+        let outp = self.net.local[p.idx()] as usize;
+        if switch.mmu.release(inp, outp, pkt.prio, pkt.size) {
+            switch.pfc_sent += 1;
+            let in_port = pkt.in_port;
+            let prio = pkt.prio;
+            self.send_pfc(in_port, prio, false);
+        }
+        let port = &mut self.net.ports[p.idx()];
+        if port.ecn.at() == Some(MarkAt::Dequeue) {
+            let qb = port.qbytes[q];
+            port.maybe_mark(&mut pkt, qb, &mut self.net.switches[sw].rng);
+        }
+        Some(pkt)
+    }
+
+    /// Sends a PFC frame out of switch port `in_port` to the port feeding it.
+    fn send_pfc(&mut self, in_port: PortId, prio: u8, pause: bool) {
+        let port = &self.net.ports[in_port.idx()];
+        let at = self.now + port.ser_time(PFC_FRAME_BYTES) + port.delay;
+        let upstream = port.peer;
+        self.ev.push(
+            at,
+            Ev::Pfc {
+                port: upstream,
+                prio,
+                pause,
+            },
+        );
+    }
+
+    fn on_pfc(&mut self, port: PortId, prio: u8, pause: bool) {
+        let now = self.now;
+        if self.net.ports[port.idx()].set_paused(prio, pause, now) && !pause {
+            self.kick(port);
+        }
+    }
+
+    fn on_arrive(&mut self, p: PortId) {
+        let port = &mut self.net.ports[p.idx()];
+        let (_, pkt) = port.wire.pop_front().expect("arrival with an empty wire");
+        port.wire_bytes -= pkt.size as u64;
+        if let Some(&(t, _)) = port.wire.front() {
+            self.ev.push(t, Ev::Arrive(p));
+        }
+        let ingress = port.peer;
+        let node = self.net.ports[ingress.idx()].node;
+        if self.net.is_host(node) {
+            self.host_receive(pkt);
+        } else {
+            self.switch_receive(node, ingress, pkt);
+        }
+    }
+
+    fn switch_receive(&mut self, node: NodeId, inp: PortId, mut pkt: Packet) {
+        let sw = self.net.switch_idx(node);
+        let net = &mut self.net;
+        let cands = net.routes.next_hops(node, pkt.dst);
+        debug_assert!(!cands.is_empty(), "no route at {node} to host {}", pkt.dst);
+        let switch = &mut net.switches[sw];
+        let out = switch
+            .lb
+            .choose(cands, &mut pkt, &net.ports, &mut switch.rng);
+        pkt.in_port = inp;
+        let prio = pkt.prio;
+        let (il, ol) = (net.local[inp.idx()] as usize, net.local[out.idx()] as usize);
+        match switch.mmu.admit(il, ol, prio, pkt.size) {
+            crate::net::buffer::Admit::Drop { lossless } => {
+                switch.drops[lossless as usize] += 1;
+                let port = &mut net.ports[out.idx()];
+                port.stats.drops += 1;
+                port.stats.drop_bytes += pkt.size as u64;
+                self.cons.dropped_pkts += 1;
+                self.cons.dropped_bytes += pkt.size as u64;
+                self.flows[pkt.flow.idx()].stats.drops += 1;
+                return;
+            }
+            crate::net::buffer::Admit::Accept { xoff } => {
+                if xoff {
+                    switch.pfc_sent += 1;
+                    self.send_pfc(inp, prio, true);
+                }
+            }
+        }
+        let port = &mut self.net.ports[out.idx()];
+        if port.ecn.at() == Some(MarkAt::Enqueue) {
+            let qb = port.qbytes[prio as usize];
+            port.maybe_mark(&mut pkt, qb, &mut self.net.switches[sw].rng);
+        }
+        port.enqueue(prio as usize, pkt);
+        self.kick(out);
+    }
+
+    /// The next packet host `h`'s NIC sends: control packets, then ready flows, by priority.
+    fn host_pull(&mut self, h: usize, p: PortId) -> Option<Packet> {
+        let nq = self.net.ports[p.idx()].nq();
+        for q in 0..nq {
+            let port = &mut self.net.ports[p.idx()];
+            if port.paused & (1 << q) != 0 {
+                continue;
+            }
+            if let Some(pkt) = port.queues[q].pop_front() {
+                port.qbytes[q] -= pkt.size as u64;
+                port.total_bytes -= pkt.size as u64;
+                return Some(pkt);
+            }
+            while let Some(f) = self.ready[h][q].pop_front() {
+                self.flows[f.idx()].in_ready = false;
+                if let Some(pkt) = self.emit(f) {
+                    let fl = &mut self.flows[f.idx()];
+                    if fl.can_send(self.now) {
+                        fl.in_ready = true;
+                        self.ready[h][q].push_back(f);
+                    }
+                    return Some(pkt);
+                }
+            }
+        }
+        None
+    }
+
+    /// Asks flow `f` for its next packet.
+    fn emit(&mut self, f: FlowId) -> Option<Packet> {
+        let now = self.now;
+        let fl = &mut self.flows[f.idx()];
+        if fl.done() || !fl.started {
+            return None;
+        }
+        let mut pkt = Packet {
+            flow: f,
+            src: fl.src,
+            dst: fl.dst,
+            seq: 0,
+            aux: 0,
+            ts: now,
+            size: 0,
+            payload: 0,
+            sport: fl.sport,
+            dport: fl.dport,
+            in_port: PortId(0),
+            kind: PktKind::Data,
+            prio: fl.prio,
+            ecn: 0,
+            flags: 0,
+        };
+        match (&mut fl.proto, &self.transport) {
+            (Proto::Tcp { snd, .. }, TransportSpec::Tcp(tp)) => {
+                let seg = snd.next_segment(tp)?;
+                pkt.seq = seg.seq;
+                pkt.payload = seg.len;
+                pkt.size = seg.len + tp.header;
+                if tp.ecn {
+                    pkt.ecn = ecn::ECT;
+                }
+                if seg.retx {
+                    pkt.flags |= flags::RETX;
+                }
+                fl.stats.data_pkts += 1;
+                if fl.timer_deadline == SimTime::MAX {
+                    let rto = snd.rto;
+                    self.set_timer(f, now + rto);
+                }
+            }
+            (
+                Proto::Udp {
+                    sent,
+                    gap_per_byte_ps,
+                    ..
+                },
+                TransportSpec::Udp { mss, header, .. },
+            ) => {
+                if *sent >= fl.size {
+                    return None;
+                }
+                let len = (fl.size - *sent).min(*mss as u64) as u32;
+                pkt.seq = *sent;
+                *sent += len as u64;
+                pkt.payload = len;
+                pkt.size = len + header;
+                fl.stats.data_pkts += 1;
+                if *gap_per_byte_ps > 0 {
+                    let wait = SimTime(pkt.size as u64 * *gap_per_byte_ps);
+                    fl.timer_deadline = SimTime::MAX;
+                    self.set_timer(f, now + wait);
+                }
+            }
+            _ => unreachable!("flow protocol does not match the run's transport"),
+        }
+        Some(pkt)
+    }
+
+    fn set_timer(&mut self, f: FlowId, deadline: SimTime) {
+        let fl = &mut self.flows[f.idx()];
+        fl.timer_deadline = deadline;
+        if fl.timer_event == SimTime::MAX || fl.timer_event > deadline {
+            fl.timer_gen = fl.timer_gen.wrapping_add(1);
+            fl.timer_event = deadline;
+            self.ev.push(deadline, Ev::Timer(f, fl.timer_gen));
+        }
+    }
+
+    fn on_timer(&mut self, f: FlowId, generation: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f.idx()];
+        if generation != fl.timer_gen {
+            return;
+        }
+        fl.timer_event = SimTime::MAX;
+        if fl.timer_deadline == SimTime::MAX || fl.done() {
+            return;
+        }
+        if fl.timer_deadline > now {
+            let d = fl.timer_deadline;
+            self.set_timer(f, d);
+            return;
+        }
+        fl.timer_deadline = SimTime::MAX;
+        match (&mut fl.proto, &self.transport) {
+            (Proto::Tcp { snd, .. }, TransportSpec::Tcp(tp)) => {
+                if snd.outstanding() {
+                    snd.on_timeout(tp);
+                    let rto = snd.rto;
+                    self.set_timer(f, now + rto);
+                }
+            }
+            (Proto::Udp { .. }, _) => {}
+            _ => unreachable!(),
+        }
+        self.make_ready(f);
+    }
+
+    fn host_receive(&mut self, pkt: Packet) {
+        self.cons.delivered_pkts += 1;
+        self.cons.delivered_bytes += pkt.size as u64;
+        match pkt.kind {
+            PktKind::Data => self.on_data(pkt),
+            PktKind::Ack => self.on_ack(pkt),
+            PktKind::Nack | PktKind::Cnp => {}
+        }
+    }
+
+    fn on_data(&mut self, pkt: Packet) {
+        let now = self.now;
+        let f = pkt.flow;
+        let fl = &mut self.flows[f.idx()];
+        if pkt.ce() {
+            fl.stats.ce_rcvd += 1;
+        }
+        match (&mut fl.proto, &self.transport) {
+            (Proto::Tcp { rcv, .. }, TransportSpec::Tcp(tp)) => {
+                let r = rcv.on_data(pkt.seq, pkt.payload);
+                if r.ack >= fl.size && fl.rcv_finish.is_none() {
+                    fl.rcv_finish = Some(now);
+                }
+                let mss = tp.mss as u64;
+                let aux = r
+                    .sack
+                    .map(|(lo, hi)| (lo / mss) << 32 | hi.div_ceil(mss))
+                    .unwrap_or(0);
+                let ack = Packet {
+                    flow: f,
+                    src: fl.dst,
+                    dst: fl.src,
+                    seq: r.ack,
+                    aux,
+                    ts: pkt.ts,
+                    size: tp.header,
+                    payload: 0,
+                    sport: fl.dport,
+                    dport: fl.sport,
+                    in_port: PortId(0),
+                    kind: PktKind::Ack,
+                    prio: fl.ack_prio,
+                    ecn: if pkt.ce() { ecn::ECE } else { 0 },
+                    flags: 0,
+                };
+                let hp = self.net.host_port(fl.dst);
+                self.net.ports[hp.idx()].enqueue(ack.prio as usize, ack);
+                self.kick(hp);
+            }
+            (Proto::Udp { rcvd, .. }, _) => {
+                *rcvd += pkt.payload as u64;
+                if *rcvd >= fl.size && fl.finish.is_none() {
+                    fl.rcv_finish = Some(now);
+                    fl.finish = Some(now);
+                    self.finished += 1;
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    fn on_ack(&mut self, pkt: Packet) {
+        let now = self.now;
+        let f = pkt.flow;
+        let TransportSpec::Tcp(tp) = &self.transport else {
+            return;
+        };
+        let fl = &mut self.flows[f.idx()];
+        if fl.done() {
+            return;
+        }
+        let Proto::Tcp { snd, .. } = &mut fl.proto else {
+            return;
+        };
+        let sack = (pkt.aux != 0).then_some((pkt.aux >> 32, pkt.aux & 0xFFFF_FFFF));
+        let r = snd.on_ack(pkt.seq, sack, pkt.ecn & ecn::ECE != 0, now - pkt.ts, tp);
+        if r.done {
+            fl.finish = Some(now);
+            fl.timer_deadline = SimTime::MAX;
+            self.finished += 1;
+            return;
+        }
+        if r.advanced {
+            if snd.outstanding() {
+                let rto = snd.rto;
+                self.set_timer(f, now + rto);
+            } else {
+                self.flows[f.idx()].timer_deadline = SimTime::MAX;
+            }
+        }
+        self.make_ready(f);
+    }
+}
