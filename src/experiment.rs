@@ -89,6 +89,13 @@ pub fn execute_with(
     progress: impl FnMut(SimTime),
 ) -> Result<RunResult, String> {
     let wall = Instant::now();
+    let mut sim = build_sim(cfg, base, plan)?;
+    let end_reason = sim.run_with(progress);
+    Ok(collect(&sim, end_reason, plan.clone(), cfg, wall))
+}
+
+/// Builds the simulation of one run, ready to run.
+pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, String> {
     let n_hosts = cfg.topology.n_hosts();
     let specs = cfg
         .workload
@@ -111,7 +118,7 @@ pub fn execute_with(
         seed: plan.seed,
         max_packet: cfg.packet.mss.0 + cfg.packet.header.0,
     };
-    let mut sim = Sim::new(SimSetup {
+    Sim::new(SimSetup {
         topo: &topo,
         build,
         transport,
@@ -119,12 +126,7 @@ pub fn execute_with(
         data_prio: cfg.priorities.data,
         ack_prio: cfg.priorities.ack,
         stop_time: cfg.stop_time,
-    })?;
-    let end_reason = sim.run_with(progress);
-    let classes = SizeClasses {
-        bounds: cfg.metrics.size_classes.iter().map(|b| b.0).collect(),
-    };
-    Ok(collect(&sim, end_reason, plan.clone(), &classes, wall))
+    })
 }
 
 /// Per-hop rates and delays of a path of egress ports.
@@ -139,13 +141,17 @@ fn hops_of(sim: &Sim, src: u32, dst: u32) -> Vec<Hop> {
         .collect()
 }
 
-fn collect(
+/// Gathers the results of a finished (or stopped) simulation.
+pub fn collect(
     sim: &Sim,
     end_reason: EndReason,
     plan: RunPlan,
-    classes: &SizeClasses,
+    cfg: &Config,
     wall: Instant,
 ) -> RunResult {
+    let classes = &SizeClasses {
+        bounds: cfg.metrics.size_classes.iter().map(|b| b.0).collect(),
+    };
     let mss = sim.transport.mss();
     let header = sim.transport.header();
     let with_ack = matches!(sim.transport, TransportSpec::Tcp(_));

@@ -130,6 +130,8 @@ pub struct Sim {
     cons: Conservation,
     /// Hop count per packet transmitted (packet-hops), for the benchmark.
     pub packet_hops: u64,
+    primed: bool,
+    ended: Option<EndReason>,
 }
 
 impl Sim {
@@ -218,6 +220,8 @@ impl Sim {
             finished: 0,
             cons: Conservation::default(),
             packet_hops: 0,
+            primed: false,
+            ended: None,
         })
     }
 
@@ -232,21 +236,43 @@ impl Sim {
     }
 
     /// Like [`run`](Self::run), calling `progress(now)` every 2^20 events.
-    pub fn run_with(&mut self, mut progress: impl FnMut(SimTime)) -> EndReason {
-        if self.flows.is_empty() {
-            return EndReason::AllFinished;
+    pub fn run_with(&mut self, progress: impl FnMut(SimTime)) -> EndReason {
+        let r = self.advance(SimTime::MAX, progress);
+        r.expect("an unbounded run always ends")
+    }
+
+    /// Processes every event up to and including time `t` (or the stop time), then returns
+    /// `Some(reason)` if the run has ended, `None` if it can continue. The clock is left at
+    /// `min(t, stop time)` when the run continues. Used to observe a run in time windows.
+    pub fn run_until(&mut self, t: SimTime) -> Option<EndReason> {
+        self.advance(t, |_| {})
+    }
+
+    fn advance(&mut self, until: SimTime, mut progress: impl FnMut(SimTime)) -> Option<EndReason> {
+        if let Some(r) = self.ended {
+            return Some(r);
         }
-        if self.next_start == 0 {
+        if self.flows.is_empty() {
+            self.ended = Some(EndReason::AllFinished);
+            return self.ended;
+        }
+        if !self.primed {
+            self.primed = true;
             self.ev.push(self.flows[0].start, Ev::Start);
         }
         let reason = loop {
-            let Some((t, ev)) = self.ev.pop() else {
+            let Some(t) = self.ev.peek_time() else {
                 break EndReason::Idle;
             };
             if t > self.stop_time {
                 self.now = self.stop_time;
                 break EndReason::StopTime;
             }
+            if t > until {
+                self.now = self.now.max(until);
+                return None;
+            }
+            let (t, ev) = self.ev.pop().expect("peeked");
             self.now = t;
             match ev {
                 Ev::Start => self.on_start(),
@@ -268,7 +294,8 @@ impl Sim {
         for p in self.net.ports.iter_mut() {
             p.close_pauses(self.now);
         }
-        reason
+        self.ended = Some(reason);
+        Some(reason)
     }
 
     /// Conservation counters at the current time.

@@ -1,0 +1,166 @@
+//! The command line: outputs, validation, and clear errors on bad input.
+
+use std::process::{Command, Output};
+
+fn dcsim(args: &[&str], cwd: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dcsim"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` as a config and runs `dcsim validate` and `dcsim run` on it; both must fail,
+/// mention the file and every `needles`, and leave no results behind.
+fn rejects(text: &str, needles: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bad.toml");
+    std::fs::write(&path, text).unwrap();
+    for cmd in ["validate", "run"] {
+        let o = dcsim(&[cmd, "bad.toml"], tmp.path());
+        assert!(!o.status.success(), "{cmd} accepted:\n{text}");
+        let e = stderr(&o);
+        assert!(e.contains("bad.toml"), "error does not name the file: {e}");
+        for n in needles {
+            assert!(e.contains(n), "error lacks `{n}`: {e}");
+        }
+        assert!(!e.contains("panicked"), "{e}");
+    }
+    assert!(
+        !tmp.path().join("results").exists(),
+        "a failed run wrote results"
+    );
+}
+
+#[test]
+fn unknown_key() {
+    rejects("[tcp]\nrto_mn = \"1ms\"\n", &["rto_mn", "line 2"]);
+    rejects("[topology]\nkind = \"leaf_spine\"\nk = 4\n", &["`k`"]);
+    rejects("nmae = \"x\"\n", &["nmae"]);
+}
+
+#[test]
+fn bad_unit() {
+    rejects(
+        "[topology]\nkind = \"leaf_spine\"\nhost_rate = \"10GB\"\n",
+        &["unknown rate unit", "Gbps"],
+    );
+    rejects("[tcp]\nrto_min = 10\n", &["no unit"]);
+    rejects("[switch.buffer]\nper_port = \"lots\"\n", &["lots"]);
+}
+
+#[test]
+fn out_of_range() {
+    rejects(
+        "[topology]\nkind = \"fat_tree\"\nk = 7\n",
+        &["topology.k", "even"],
+    );
+    rejects(
+        "[workload]\nkind = \"poisson\"\nload = 0\n",
+        &["workload.load", "(0, 1]"],
+    );
+    rejects("[switch]\nqueues = 9\n", &["switch.queues", "1..=8"]);
+    rejects("[dctcp]\ng = 2.0\n", &["dctcp.g"]);
+    rejects("schemes = [\"Homa\"]\n", &["schemes[0]", "DCTCP"]);
+    rejects(
+        "[switch.pfc]\nenabled = true\npriorities = [3]\n",
+        &["switch.pfc.priorities"],
+    );
+}
+
+#[test]
+fn missing_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = dcsim(&["run", "nope.toml"], tmp.path());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("nope.toml"), "{}", stderr(&o));
+    rejects(
+        "[workload]\nkind = \"csv\"\nfile = \"flows.csv\"\n",
+        &["workload.file", "flows.csv"],
+    );
+    rejects(
+        "[workload]\nkind = \"poisson\"\nsize_cdf = \"my.cdf\"\n",
+        &["workload.size_cdf", "my.cdf", "web_search"],
+    );
+}
+
+#[test]
+fn bad_csv_rows_are_located() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("f.csv"),
+        "flow_id,src,dst,size_bytes,start_ns\n0,1,2,1000,0\n1,3,99,5,0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("x.toml"),
+        "[workload]\nkind = \"csv\"\nfile = \"f.csv\"\n",
+    )
+    .unwrap();
+    let o = dcsim(&["validate", "x.toml"], tmp.path());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("line 3"), "{}", stderr(&o));
+}
+
+#[test]
+fn csv_workload_runs_and_writes_every_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("flows.csv"),
+        "flow_id,src,dst,size_bytes,start_ns\n7,0,5,20000,0\n3,4,1,300000,1000\n9,2,3,1460,500\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("e.toml"),
+        "name = \"csvrun\"\nschemes = [\"TCP\", \"DCTCP\"]\n[workload]\nkind = \"csv\"\nfile = \"flows.csv\"\n",
+    )
+    .unwrap();
+    let o = dcsim(&["validate", "e.toml"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = dcsim(&["run", "e.toml", "--quiet"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("TCP-s1") && table.contains("DCTCP-s1"),
+        "{table}"
+    );
+    let dir = tmp.path().join("results/csvrun/DCTCP-s1");
+    for f in [
+        "fct.csv",
+        "summary.csv",
+        "summary.json",
+        "manifest.json",
+        "ports.csv",
+    ] {
+        assert!(dir.join(f).exists(), "missing {f}");
+    }
+    let fct = std::fs::read_to_string(dir.join("fct.csv")).unwrap();
+    let mut lines = fct.lines();
+    assert_eq!(lines.next().unwrap(), dcsim::report::FCT_COLUMNS);
+    let ids: Vec<&str> = lines.map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(ids, ["3", "7", "9"], "rows keep the CSV's flow ids, sorted");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["seed"], 1);
+    assert_eq!(m["conservation_holds"], true);
+    assert!(m["events"].as_u64().unwrap() > 0);
+    assert_eq!(m["config"]["workload"]["kind"], "csv");
+    assert!(!tmp.path().join("results/csvrun/.DCTCP-s1.partial").exists());
+    assert!(tmp.path().join("results/csvrun/summary.csv").exists());
+}
+
+#[test]
+fn schemes_and_default_config_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = dcsim(&["schemes"], tmp.path());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("DCTCP"));
+    let o = dcsim(&["default-config"], tmp.path());
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    std::fs::write(tmp.path().join("d.toml"), &text).unwrap();
+    let o = dcsim(&["validate", "d.toml"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -1,0 +1,166 @@
+//! DCTCP's queue against its sawtooth analysis (Alizadeh et al. 2010 §3.3; PDTCP spec §2 with
+//! M = 1, p = 1): N synchronised long flows on one bottleneck of capacity C packets/s with
+//! marking threshold K oscillate between `Q_max = K + N` and `Q_max − A`, with amplitude
+//! `A = ½·√(2N(C·RTT + K))` packets and `alpha ≈ √(2/W*)`, `W* = (C·RTT + K)/N`.
+
+use crate::common::{cfg, collect, sim};
+use dcsim::transport::Proto;
+use dcsim::units::SimTime;
+
+const PKT: f64 = 1538.0;
+
+/// `n` long flows from left host i to right host i across a 10 Gbps dumbbell whose
+/// bottleneck has 20 us of propagation delay (hosts links 1 us).
+fn dumbbell(n: usize, k_pkts: u64, scheme: &str, buffer: &str) -> dcsim::config::Config {
+    let mut flows = String::new();
+    for i in 0..n {
+        flows += &format!("{{ src = {i}, dst = {}, size = \"1GB\" }},\n", n + i);
+    }
+    cfg(&format!(
+        "schemes = [\"{scheme}\"]\n\
+         [topology]\nkind = \"dumbbell\"\nleft = {n}\nright = {n}\nbottleneck_delay = \"20us\"\n\
+         [switch]\necn = {{ kind = \"step\", k = \"{}B\" }}\n\
+         [switch.buffer]\nkind = \"static\"\nper_port = \"{buffer}\"\n\
+         [workload]\nkind = \"flows\"\nflows = [\n{flows}]\n",
+        k_pkts * PKT as u64
+    ))
+}
+
+struct Trace {
+    /// Bottleneck queue in packets, sampled every 500 ns.
+    q: Vec<f64>,
+    mean_alpha: f64,
+    drops: u64,
+}
+
+fn trace(n: usize, k: u64, scheme: &str, buffer: &str) -> Trace {
+    let c = dumbbell(n, k, scheme, buffer);
+    let mut s = sim(&c, scheme);
+    let (l, r) = (2 * n, 2 * n + 1);
+    let bn = s
+        .net
+        .ports
+        .iter()
+        .position(|p| p.node.idx() == l && s.net.ports[p.peer.idx()].node.idx() == r)
+        .unwrap();
+    let warm = SimTime::from_ms(10);
+    assert_eq!(s.run_until(warm), None);
+    let mut t = warm;
+    let (mut q, mut alpha, mut na) = (Vec::new(), 0.0, 0);
+    for i in 0..40_000 {
+        t += SimTime::from_ns(500);
+        assert_eq!(s.run_until(t), None);
+        q.push(s.net.ports[bn].total_bytes as f64 / PKT);
+        if i % 100 == 0 {
+            for f in &s.flows {
+                if let Proto::Tcp { snd, .. } = &f.proto {
+                    alpha += snd.alpha;
+                    na += 1;
+                }
+            }
+        }
+    }
+    let drops = s.net.ports[bn].stats.drops;
+    let reason = s.run_until(t + SimTime::from_ns(1));
+    assert_eq!(reason, None);
+    collect(&s, &c, scheme, dcsim::sim::EndReason::StopTime);
+    Trace {
+        q,
+        mean_alpha: alpha / na as f64,
+        drops,
+    }
+}
+
+/// Mean peak-to-trough amplitude over oscillation cycles. A cycle ends when the queue rises
+/// above `mean + 2` packets after having fallen below `mean − 2` (hysteresis keeps the
+/// ±1-packet jitter of individual arrivals from splitting cycles).
+fn amplitude(q: &[f64]) -> (f64, usize) {
+    let mean = q.iter().sum::<f64>() / q.len() as f64;
+    let (mut mx, mut mn) = (f64::MIN, f64::MAX);
+    let (mut amps, mut started, mut armed) = (Vec::new(), false, false);
+    for &x in q {
+        mx = mx.max(x);
+        mn = mn.min(x);
+        if x < mean - 2.0 {
+            armed = true;
+        }
+        if armed && x > mean + 2.0 {
+            if started {
+                amps.push(mx - mn);
+            }
+            started = true;
+            armed = false;
+            mx = f64::MIN;
+            mn = f64::MAX;
+        }
+    }
+    (amps.iter().sum::<f64>() / amps.len() as f64, amps.len())
+}
+
+fn percentile(q: &[f64], p: f64) -> f64 {
+    let mut v = q.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
+}
+
+#[test]
+fn dctcp_queue_oscillation_matches_the_sawtooth_analysis() {
+    // Base RTT: 2 × (1 + 20 + 1) us propagation, 3 data serializations, 3 ACK serializations.
+    let rtt = 44e-6 + 3.0 * PKT * 8.0 / 10e9 + 3.0 * 78.0 * 8.0 / 10e9;
+    let c_rtt = 10e9 / (PKT * 8.0) * rtt;
+    let k = 40u64;
+    for n in [2usize, 10, 20] {
+        let t = trace(n, k, "DCTCP", "2MB");
+        let predicted = 0.5 * (2.0 * n as f64 * (c_rtt + k as f64)).sqrt();
+        let (measured, cycles) = amplitude(&t.q);
+        assert!(cycles >= 20, "N={n}: only {cycles} cycles");
+        let err = (measured - predicted).abs() / predicted;
+        assert!(
+            err < 0.20,
+            "N={n}: amplitude {measured:.1} pkts vs analysis {predicted:.1} ({:.0}% off)",
+            err * 100.0
+        );
+        // The peak is K + N.
+        let q_max = percentile(&t.q, 0.99);
+        let want = (k as usize + n) as f64;
+        assert!(
+            (q_max - want).abs() / want < 0.2,
+            "N={n}: peak {q_max} vs K+N = {want}"
+        );
+        // The queue stays near K: its mean lies between the trough and the peak.
+        let mean = t.q.iter().sum::<f64>() / t.q.len() as f64;
+        assert!(
+            mean > want - predicted && mean < want,
+            "N={n}: mean queue {mean:.1}"
+        );
+        // alpha ≈ sqrt(2/W*) (equation (10) with p = 1).
+        let w_star = (c_rtt + k as f64) / n as f64;
+        let alpha = (2.0 / w_star).sqrt();
+        assert!(
+            (t.mean_alpha - alpha).abs() / alpha < 0.2,
+            "N={n}: alpha {:.3} vs {alpha:.3}",
+            t.mean_alpha
+        );
+        assert_eq!(t.drops, 0, "DCTCP with a deep buffer never drops");
+    }
+}
+
+#[test]
+fn tcp_fills_the_buffer_where_dctcp_holds_the_queue_at_k() {
+    let buffer_pkts = 300_000.0 / PKT;
+    let t = trace(10, 40, "TCP", "300KB");
+    assert!(t.drops > 0, "TCP never overflowed the buffer");
+    assert!(
+        percentile(&t.q, 0.99) > 0.9 * buffer_pkts,
+        "TCP peak queue {} of {buffer_pkts:.0} packets",
+        percentile(&t.q, 0.99)
+    );
+    let tcp_mean = t.q.iter().sum::<f64>() / t.q.len() as f64;
+    let d = trace(10, 40, "DCTCP", "300KB");
+    let dctcp_mean = d.q.iter().sum::<f64>() / d.q.len() as f64;
+    assert_eq!(d.drops, 0);
+    assert!(
+        tcp_mean > 2.0 * dctcp_mean,
+        "TCP mean queue {tcp_mean:.0} vs DCTCP {dctcp_mean:.0} packets"
+    );
+}

@@ -1,0 +1,9 @@
+//! Integration tests, one binary (nexosim/matklad layout). Every test that runs a simulation
+//! also checks byte conservation (`common::run`).
+
+mod analytic;
+mod cli;
+mod common;
+mod dctcp;
+mod determinism;
+mod fabric;
