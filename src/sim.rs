@@ -511,9 +511,7 @@ impl Sim {
             if port.paused & (1 << q) != 0 {
                 continue;
             }
-            if let Some(pkt) = port.queues[q].pop_front() {
-                port.qbytes[q] -= pkt.size as u64;
-                port.total_bytes -= pkt.size as u64;
+            if let Some(pkt) = port.pop_queue(q) {
                 return Some(pkt);
             }
             while let Some(f) = self.ready[h][q].pop_front() {

@@ -1,38 +1,80 @@
-//! Binary-heap event queue keyed by `(time, seq)`; ties in time pop in insertion order.
+//! Event queues keyed by `(time, seq)`: ties in time pop in insertion order.
+//!
+//! [`EventQueue`] is a timing wheel (a calendar queue with a fixed bucket width) with an
+//! overflow heap, built for the event pattern of a packet simulator: thousands of pending
+//! events packed into the next few microseconds (a serialization or a propagation delay ahead)
+//! plus a few far-future timers.
+//!
+//! * Time is cut into slots of 2^[`SLOT_SHIFT`] ps (about 4 ns). The wheel holds the
+//!   [`SLOTS`] slots that follow the current one (about 34 us); each slot is an unsorted
+//!   vector, and a two-level bitmap finds the next non-empty slot in O(1).
+//! * The current slot's events are kept sorted by key (a slot holds few events), and popped
+//!   from the end.
+//! * Events beyond the wheel's horizon wait in a binary heap and move into the wheel as the
+//!   current slot advances (invariant: every overflow event lies beyond the horizon).
+//!
+//! The key is `time << 64 | seq`; keys are unique, so the pop order is exactly `(time, seq)`.
+//! [`HeapQueue`] is the plain binary-heap queue with the same semantics, the reference the
+//! wheel is tested against.
 
 use crate::units::SimTime;
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-struct Entry<E> {
-    /// `time << 64 | seq` would overflow for late times, so both are kept; compare as a pair.
-    time: u64,
-    seq: u64,
+/// log2 of the slot width in picoseconds.
+pub const SLOT_SHIFT: u32 = 11;
+/// Number of slots in the wheel (a multiple of 64·64 is not needed; 64·128 here).
+pub const SLOTS: usize = 8192;
+const WORDS: usize = SLOTS / 64;
+const SUMMARY: usize = WORDS.div_ceil(64);
+
+#[inline]
+fn key(time: SimTime, seq: u64) -> u128 {
+    (time.0 as u128) << 64 | seq as u128
+}
+
+#[inline]
+fn slot_of(k: u128) -> u64 {
+    ((k >> 64) as u64) >> SLOT_SHIFT
+}
+
+#[derive(Clone, Copy)]
+struct Item<E> {
+    key: u128,
     ev: E,
 }
 
-impl<E> PartialEq for Entry<E> {
+impl<E> PartialEq for Item<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
+        self.key == o.key
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl<E> Eq for Item<E> {}
+impl<E> PartialOrd for Item<E> {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<E> Ord for Entry<E> {
+impl<E> Ord for Item<E> {
     #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-        (o.time, o.seq).cmp(&(self.time, self.seq))
+        self.key.cmp(&o.key)
     }
 }
 
-/// A min-queue of events by `(time, insertion order)`.
+/// A min-queue of events by `(time, insertion order)`: timing wheel plus overflow heap.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// Absolute slot number of the current slot.
+    cur: u64,
+    /// Events of the current slot, sorted by decreasing key (the next one is last).
+    current: Vec<Item<E>>,
+    wheel: Vec<Vec<Item<E>>>,
+    /// Bit `i % 64` of `bits[i / 64]`: wheel slot index `i` is non-empty.
+    bits: [u64; WORDS],
+    /// Bit `w % 64` of `summary[w / 64]` set when `bits[w] != 0`.
+    summary: [u64; SUMMARY],
+    overflow: BinaryHeap<Reverse<Item<E>>>,
+    len: usize,
     seq: u64,
     popped: u64,
 }
@@ -46,43 +88,160 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            cur: 0,
+            current: Vec::with_capacity(64),
+            wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
+            bits: [0; WORDS],
+            summary: [0; SUMMARY],
+            overflow: BinaryHeap::new(),
+            len: 0,
             seq: 0,
             popped: 0,
         }
     }
 
-    /// Schedules `ev` at `time`.
+    #[inline]
+    fn set_bit(&mut self, i: usize) {
+        self.bits[i / 64] |= 1 << (i % 64);
+        self.summary[i / 4096] |= 1 << ((i / 64) % 64);
+    }
+
+    #[inline]
+    fn clear_bit(&mut self, i: usize) {
+        self.bits[i / 64] &= !(1 << (i % 64));
+        if self.bits[i / 64] == 0 {
+            self.summary[i / 4096] &= !(1 << ((i / 64) % 64));
+        }
+    }
+
+    /// Places an item whose slot is within `[cur, cur + SLOTS)`.
+    #[inline]
+    fn place(&mut self, it: Item<E>) {
+        let s = slot_of(it.key);
+        debug_assert!(s >= self.cur, "event scheduled in the past");
+        if s == self.cur {
+            // Rare: keep the current slot sorted (decreasing keys).
+            let pos = self.current.partition_point(|x| x.key > it.key);
+            self.current.insert(pos, it);
+        } else if s < self.cur + SLOTS as u64 {
+            let i = (s % SLOTS as u64) as usize;
+            self.wheel[i].push(it);
+            self.set_bit(i);
+        } else {
+            self.overflow.push(Reverse(it));
+        }
+    }
+
+    /// Schedules `ev` at `time`, which must not precede the last popped (or peeked) event.
     #[inline]
     pub fn push(&mut self, time: SimTime, ev: E) {
-        let seq = self.seq;
+        let k = key(time, self.seq);
         self.seq += 1;
-        self.heap.push(Entry {
-            time: time.0,
-            seq,
-            ev,
-        });
+        self.len += 1;
+        self.place(Item { key: k, ev });
+    }
+
+    /// First non-empty word index in `[from, WORDS)`.
+    fn next_word(&self, from: usize) -> Option<usize> {
+        let mut s = from / 64;
+        let mut mask = !0u64 << (from % 64);
+        while s < SUMMARY {
+            let m = self.summary[s] & mask;
+            if m != 0 {
+                return Some(s * 64 + m.trailing_zeros() as usize);
+            }
+            s += 1;
+            mask = !0;
+        }
+        None
+    }
+
+    /// Next non-empty wheel index strictly after wheel index `from`, searching circularly.
+    fn next_set(&self, from: usize) -> Option<usize> {
+        let start = (from + 1) % SLOTS;
+        let (w, b) = (start / 64, start % 64);
+        let here = self.bits[w] & (!0u64 << b);
+        if here != 0 {
+            return Some(w * 64 + here.trailing_zeros() as usize);
+        }
+        let word = self.next_word(w + 1).or_else(|| self.next_word(0))?;
+        Some(word * 64 + self.bits[word].trailing_zeros() as usize)
+    }
+
+    /// Moves overflow events that now fall within the horizon into the wheel.
+    fn migrate(&mut self) {
+        let horizon = self.cur + SLOTS as u64;
+        while let Some(Reverse(top)) = self.overflow.peek() {
+            if slot_of(top.key) >= horizon {
+                break;
+            }
+            let Reverse(it) = self.overflow.pop().expect("peeked");
+            self.place(it);
+        }
+    }
+
+    /// Makes `current` hold the earliest events. Returns false when the queue is empty.
+    #[inline]
+    fn settle(&mut self) -> bool {
+        if !self.current.is_empty() {
+            return true;
+        }
+        if self.len == 0 {
+            return false;
+        }
+        let cur_idx = (self.cur % SLOTS as u64) as usize;
+        match self.next_set(cur_idx) {
+            Some(i) => {
+                let dist = (i + SLOTS - cur_idx) % SLOTS;
+                let dist = if dist == 0 { SLOTS } else { dist };
+                self.cur += dist as u64;
+            }
+            None => {
+                // The wheel is empty: jump to the first overflow event.
+                let Reverse(top) = self.overflow.peek().expect("len > 0");
+                self.cur = slot_of(top.key);
+            }
+        }
+        let i = (self.cur % SLOTS as u64) as usize;
+        if !self.wheel[i].is_empty() {
+            std::mem::swap(&mut self.current, &mut self.wheel[i]);
+            self.clear_bit(i);
+        }
+        self.migrate();
+        self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        debug_assert!(!self.current.is_empty());
+        true
     }
 
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = self.heap.pop()?;
+        if !self.settle() {
+            return None;
+        }
+        let it = self.current.pop().expect("settled");
+        self.len -= 1;
         self.popped += 1;
-        Some((SimTime(e.time), e.ev))
+        Some((SimTime((it.key >> 64) as u64), it.ev))
     }
 
     /// Time of the earliest event.
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime(e.time))
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        if !self.settle() {
+            return None;
+        }
+        Some(SimTime(
+            (self.current.last().expect("settled").key >> 64) as u64,
+        ))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// Number of events popped so far (the run's "events processed").
@@ -91,9 +250,49 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+/// The binary-heap reference queue (same API and order as [`EventQueue`]).
+pub struct HeapQueue<E> {
+    heap: BinaryHeap<Reverse<Item<E>>>,
+    seq: u64,
+}
+
+impl<E: Copy> Default for HeapQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E: Copy> HeapQueue<E> {
+    pub fn new() -> Self {
+        HeapQueue {
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+    pub fn push(&mut self, time: SimTime, ev: E) {
+        let k = key(time, self.seq);
+        self.seq += 1;
+        self.heap.push(Reverse(Item { key: k, ev }));
+    }
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        let Reverse(e) = self.heap.pop()?;
+        Some((SimTime((e.key >> 64) as u64), e.ev))
+    }
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.heap.peek().map(|e| SimTime((e.0.key >> 64) as u64))
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::RngStream;
 
     #[test]
     fn orders_by_time_then_fifo() {
@@ -106,6 +305,7 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'e', 'a', 'c']);
         assert_eq!(q.popped(), 5);
+        assert!(q.is_empty());
     }
 
     #[test]
@@ -116,6 +316,71 @@ mod tests {
         }
         for i in 0..1000u32 {
             assert_eq!(q.pop().unwrap().1, i);
+        }
+    }
+
+    #[test]
+    fn far_future_and_wraparound() {
+        let mut q = EventQueue::new();
+        let slot = 1u64 << SLOT_SHIFT;
+        let times = [
+            0,
+            slot - 1,
+            slot,
+            slot * SLOTS as u64 - 1,
+            slot * SLOTS as u64,
+            slot * SLOTS as u64 * 3 + 17,
+            u64::MAX / 4,
+        ];
+        for (i, &t) in times.iter().enumerate().rev() {
+            q.push(SimTime(t), i);
+        }
+        for (i, &t) in times.iter().enumerate() {
+            assert_eq!(q.peek_time(), Some(SimTime(t)));
+            assert_eq!(q.pop(), Some((SimTime(t), i)));
+        }
+        assert_eq!(q.pop(), None);
+    }
+
+    /// A simulation-like workload: pops interleaved with pushes at `now + delay`, delays drawn
+    /// from many scales (same-slot, in-wheel, beyond the horizon, ties). Both queues must
+    /// agree on every pop.
+    #[test]
+    fn wheel_matches_binary_heap() {
+        let mut r = RngStream::new(5, "queue-test");
+        let mut a = EventQueue::new();
+        let mut b = HeapQueue::new();
+        let mut id = 0u32;
+        for _ in 0..500 {
+            let t = SimTime(r.below(1 << 30));
+            a.push(t, id);
+            b.push(t, id);
+            id += 1;
+        }
+        let mut now = SimTime::ZERO;
+        for step in 0..300_000 {
+            if step % 7 == 0 {
+                assert_eq!(a.peek_time(), b.peek_time());
+            }
+            let x = a.pop();
+            assert_eq!(x, b.pop(), "step {step}");
+            let Some((t, _)) = x else { break };
+            assert!(t >= now);
+            now = t;
+            for _ in 0..r.below(3) {
+                let d = match r.below(6) {
+                    0 => 0,
+                    1 => r.below(1 << SLOT_SHIFT),
+                    2 => r.below(2_000_000),
+                    3 => r.below(1 << (SLOT_SHIFT + 13)),
+                    4 => r.below(1 << (SLOT_SHIFT + 15)),
+                    _ => r.below(1 << 40),
+                };
+                a.push(now + SimTime(d), id);
+                b.push(now + SimTime(d), id);
+                id += 1;
+            }
+            assert_eq!(a.len(), b.len());
         }
     }
 }

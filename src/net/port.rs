@@ -185,26 +185,35 @@ impl SchedulerConfig {
     }
 }
 
-/// Runtime state of a scheduler.
+/// Runtime state of a scheduler. The large states are boxed so that a port stays compact
+/// (strict priority, the common case, carries no state).
 #[derive(Clone, Debug)]
 pub enum Scheduler {
     Strict,
-    Dwrr {
-        quantum: [u64; MAX_QUEUES],
-        deficit: [u64; MAX_QUEUES],
-        /// Whether the current queue already got its quantum this round.
-        credited: bool,
-        cursor: usize,
-    },
-    StrictMinBw {
-        /// Token rate per queue in bit/s (0 = no guarantee).
-        rate: [u64; MAX_QUEUES],
-        /// Tokens in bit·ps/s units (bits × 10^12), exact integers.
-        tokens: [u128; MAX_QUEUES],
-        cap: u128,
-        last: SimTime,
-        strict_top: usize,
-    },
+    Dwrr(Box<DwrrState>),
+    StrictMinBw(Box<MinBwState>),
+}
+
+/// Deficit round robin state.
+#[derive(Clone, Debug)]
+pub struct DwrrState {
+    quantum: [u64; MAX_QUEUES],
+    deficit: [u64; MAX_QUEUES],
+    /// Whether the current queue already got its quantum this round.
+    credited: bool,
+    cursor: usize,
+}
+
+/// Token buckets of the minimum-bandwidth scheduler.
+#[derive(Clone, Debug)]
+pub struct MinBwState {
+    /// Token rate per queue in bit/s (0 = no guarantee).
+    rate: [u64; MAX_QUEUES],
+    /// Tokens in bit·ps/s units (bits × 10^12), exact integers.
+    tokens: [u128; MAX_QUEUES],
+    cap: u128,
+    last: SimTime,
+    strict_top: usize,
 }
 
 impl Scheduler {
@@ -216,12 +225,12 @@ impl Scheduler {
                 for (i, w) in weights.iter().enumerate() {
                     q[i] = *w as u64 * quantum.0;
                 }
-                Scheduler::Dwrr {
+                Scheduler::Dwrr(Box::new(DwrrState {
                     quantum: q,
                     deficit: [0; MAX_QUEUES],
                     credited: false,
                     cursor: 0,
-                }
+                }))
             }
             SchedulerConfig::StrictMinBw {
                 min_rate,
@@ -233,13 +242,13 @@ impl Scheduler {
                     rate[i] = r.0;
                 }
                 let cap = depth.0 as u128 * 8 * 1_000_000_000_000;
-                Scheduler::StrictMinBw {
+                Scheduler::StrictMinBw(Box::new(MinBwState {
                     rate,
                     tokens: [cap; MAX_QUEUES],
                     cap,
                     last: SimTime::ZERO,
                     strict_top: *strict_top as usize,
-                }
+                }))
             }
         }
     }
@@ -264,31 +273,35 @@ pub struct PortStats {
     pub max_qbytes: u64,
 }
 
-/// An egress port and the link it drives.
+/// An egress port and the link it drives. Fields are laid out hottest first (`repr(C)`):
+/// what every transmission and arrival touches shares the first cache lines.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Port {
+    /// The serializer is busy until this time.
+    pub busy_until: SimTime,
+    pub delay: SimTime,
+    ps_per_byte: u64,
+    pub total_bytes: u64,
+    pub wire_bytes: u64,
     pub node: NodeId,
     /// The port at the far end of the link.
     pub peer: PortId,
-    pub rate: BitRate,
-    ps_per_byte: u64,
-    pub delay: SimTime,
-    pub queues: Vec<VecDeque<Packet>>,
-    pub qbytes: [u64; MAX_QUEUES],
-    pub total_bytes: u64,
-    pub sched: Scheduler,
-    pub ecn: EcnConfig,
     /// Bit `i` set: priority `i` is paused by the downstream's PFC.
     pub paused: u8,
-    paused_since: [SimTime; MAX_QUEUES],
-    /// The serializer is busy until this time.
-    pub busy_until: SimTime,
     /// A `TxDone` event is pending for this port.
     pub txdone_pending: bool,
+    nq: u8,
     /// Packets serialized onto the link and not yet arrived, with their arrival times.
     pub wire: VecDeque<(SimTime, Packet)>,
-    pub wire_bytes: u64,
     pub stats: PortStats,
+    pub qbytes: [u64; MAX_QUEUES],
+    /// Queues `0..nq` are in use.
+    pub queues: [VecDeque<Packet>; MAX_QUEUES],
+    pub sched: Scheduler,
+    pub ecn: EcnConfig,
+    pub rate: BitRate,
+    paused_since: [SimTime; MAX_QUEUES],
 }
 
 impl Port {
@@ -301,24 +314,26 @@ impl Port {
         sched: &SchedulerConfig,
         ecn: EcnConfig,
     ) -> Self {
+        assert!((1..=MAX_QUEUES).contains(&nq));
         Port {
+            busy_until: SimTime::ZERO,
+            delay,
+            ps_per_byte: rate.exact_ps_per_byte().unwrap_or(0),
+            total_bytes: 0,
+            wire_bytes: 0,
             node,
             peer,
-            rate,
-            ps_per_byte: rate.exact_ps_per_byte().unwrap_or(0),
-            delay,
-            queues: (0..nq).map(|_| VecDeque::new()).collect(),
+            paused: 0,
+            txdone_pending: false,
+            nq: nq as u8,
+            wire: VecDeque::new(),
+            stats: PortStats::default(),
             qbytes: [0; MAX_QUEUES],
-            total_bytes: 0,
+            queues: Default::default(),
             sched: Scheduler::new(sched),
             ecn,
-            paused: 0,
+            rate,
             paused_since: [SimTime::ZERO; MAX_QUEUES],
-            busy_until: SimTime::ZERO,
-            txdone_pending: false,
-            wire: VecDeque::new(),
-            wire_bytes: 0,
-            stats: PortStats::default(),
         }
     }
 
@@ -333,7 +348,16 @@ impl Port {
     }
 
     pub fn nq(&self) -> usize {
-        self.queues.len()
+        self.nq as usize
+    }
+
+    /// Removes the head of queue `q`, if any (no scheduling).
+    #[inline]
+    pub fn pop_queue(&mut self, q: usize) -> Option<Packet> {
+        let pkt = self.queues[q].pop_front()?;
+        self.qbytes[q] -= pkt.size as u64;
+        self.total_bytes -= pkt.size as u64;
+        Some(pkt)
     }
 
     /// Appends `pkt` to queue `q` (no admission control here).
@@ -351,8 +375,7 @@ impl Port {
     #[inline]
     pub fn has_eligible(&self) -> bool {
         self.total_bytes > 0
-            && self
-                .queues
+            && self.queues[..self.nq as usize]
                 .iter()
                 .enumerate()
                 .any(|(i, q)| self.paused & (1 << i) == 0 && !q.is_empty())
@@ -373,18 +396,20 @@ impl Port {
     }
 
     fn select(&mut self, now: SimTime) -> Option<usize> {
-        let nq = self.queues.len();
+        let nq = self.nq as usize;
         let paused = self.paused;
         let queues = &self.queues;
         let elig = |i: usize| paused & (1 << i) == 0 && !queues[i].is_empty();
         match &mut self.sched {
+            Scheduler::Strict if nq == 1 => elig(0).then_some(0),
             Scheduler::Strict => (0..nq).find(|&i| elig(i)),
-            Scheduler::Dwrr {
-                quantum,
-                deficit,
-                credited,
-                cursor,
-            } => {
+            Scheduler::Dwrr(st) => {
+                let DwrrState {
+                    quantum,
+                    deficit,
+                    credited,
+                    cursor,
+                } = &mut **st;
                 if !(0..nq).any(elig) {
                     return None;
                 }
@@ -413,13 +438,14 @@ impl Port {
                     *cursor = (i + 1) % nq;
                 }
             }
-            Scheduler::StrictMinBw {
-                rate,
-                tokens,
-                cap,
-                last,
-                strict_top,
-            } => {
+            Scheduler::StrictMinBw(st) => {
+                let MinBwState {
+                    rate,
+                    tokens,
+                    cap,
+                    last,
+                    strict_top,
+                } = &mut **st;
                 let dt = (now.0 - last.0) as u128;
                 *last = now;
                 if dt > 0 {

@@ -22,8 +22,8 @@ pub struct Graph<'a> {
 pub struct Routes {
     n_hosts: usize,
     first_switch: usize,
-    start: Vec<u32>,
-    len: Vec<u16>,
+    /// `(start, len)` into `ports` per (switch, destination), one cache line read per lookup.
+    entries: Vec<(u32, u32)>,
     ports: Vec<PortId>,
 }
 
@@ -34,8 +34,7 @@ impl Routes {
         let mut r = Routes {
             n_hosts: g.n_hosts,
             first_switch: g.n_hosts,
-            start: vec![0; n_sw * g.n_hosts],
-            len: vec![0; n_sw * g.n_hosts],
+            entries: vec![(0, 0); n_sw * g.n_hosts],
             ports: Vec::new(),
         };
         let mut dist = vec![u32::MAX; g.n_nodes];
@@ -60,7 +59,8 @@ impl Routes {
             }
             for s in g.n_hosts..g.n_nodes {
                 let i = (s - g.n_hosts) * g.n_hosts + h;
-                r.start[i] = r.ports.len() as u32;
+                let start = r.ports.len() as u32;
+                r.entries[i] = (start, 0);
                 if dist[s] == u32::MAX {
                     continue;
                 }
@@ -71,11 +71,7 @@ impl Routes {
                         r.ports.push(p);
                     }
                 }
-                let n = r.ports.len() as u32 - r.start[i];
-                if n > u16::MAX as u32 {
-                    return Err(format!("switch {s} has more than 65535 next hops"));
-                }
-                r.len[i] = n as u16;
+                r.entries[i].1 = r.ports.len() as u32 - start;
             }
             for (s, &d) in dist.iter().enumerate().take(g.n_hosts) {
                 if s != h && d == u32::MAX {
@@ -92,7 +88,7 @@ impl Routes {
     #[inline]
     pub fn next_hops(&self, node: NodeId, dst: u32) -> &[PortId] {
         let i = (node.idx() - self.first_switch) * self.n_hosts + dst as usize;
-        let s = self.start[i] as usize;
-        &self.ports[s..s + self.len[i] as usize]
+        let (s, n) = self.entries[i];
+        &self.ports[s as usize..(s + n) as usize]
     }
 }
