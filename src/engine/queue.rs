@@ -208,7 +208,7 @@ impl<E: Copy> EventQueue<E> {
             self.clear_bit(i);
         }
         self.migrate();
-        self.current.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        self.current.sort_unstable_by_key(|a| Reverse(a.key));
         debug_assert!(!self.current.is_empty());
         true
     }
