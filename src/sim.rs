@@ -32,6 +32,11 @@ use crate::units::{BitRate, SimTime};
 use crate::workload::FlowSpec;
 use std::collections::VecDeque;
 
+#[inline]
+fn port_node_idx(net: &Network, p: PortId) -> usize {
+    net.ports[p.idx()].node.idx()
+}
+
 /// Wire size of a PFC frame.
 pub const PFC_FRAME_BYTES: u32 = 64;
 
@@ -374,6 +379,12 @@ impl Sim {
         let Some(pkt) = pkt else {
             return;
         };
+        self.transmit(p, pkt, is_host);
+    }
+
+    /// Puts `pkt` on the wire of idle port `p` and schedules what follows.
+    #[inline]
+    fn transmit(&mut self, p: PortId, pkt: Packet, is_host: bool) {
         let now = self.now;
         let port = &mut self.net.ports[p.idx()];
         let ser = port.ser_time(pkt.size);
@@ -392,7 +403,7 @@ impl Sim {
             self.cons.sent_bytes += pkt.size as u64;
         }
         let backlog = if is_host {
-            self.host_has_backlog(node.idx(), p)
+            self.host_has_backlog(port_node_idx(&self.net, p), p)
         } else {
             self.net.ports[p.idx()].has_eligible()
         };
@@ -494,7 +505,28 @@ impl Sim {
                 }
             }
         }
+        let now = self.now;
         let port = &mut self.net.ports[out.idx()];
+        if port.total_bytes == 0
+            && !port.txdone_pending
+            && port.busy_until <= now
+            && port.paused & (1 << prio) == 0
+        {
+            // Fast path: the egress is idle and empty, so the packet would be enqueued and
+            // dequeued at once. Same effects without the queue round trip: it is counted in
+            // the peak occupancy, meets an empty queue for ECN (either marking point), and
+            // leaves the buffer as it starts transmission.
+            port.stats.max_qbytes = port.stats.max_qbytes.max(pkt.size as u64);
+            if port.ecn.at().is_some() {
+                port.maybe_mark(&mut pkt, 0, &mut self.net.switches[sw].rng);
+            }
+            if self.net.switches[sw].mmu.release(il, ol, prio, pkt.size) {
+                self.net.switches[sw].pfc_sent += 1;
+                self.send_pfc(inp, prio, false);
+            }
+            self.transmit(out, pkt, false);
+            return;
+        }
         if port.ecn.at() == Some(MarkAt::Enqueue) {
             let qb = port.qbytes[prio as usize];
             port.maybe_mark(&mut pkt, qb, &mut self.net.switches[sw].rng);

@@ -8,8 +8,8 @@
 //! * Time is cut into slots of 2^[`SLOT_SHIFT`] ps (about 4 ns). The wheel holds the
 //!   [`SLOTS`] slots that follow the current one (about 34 us); each slot is an unsorted
 //!   vector, and a two-level bitmap finds the next non-empty slot in O(1).
-//! * The current slot's events are kept sorted by key (a slot holds few events), and popped
-//!   from the end.
+//! * When a slot becomes current its events are sorted by time (a slot holds few events)
+//!   and consumed in order.
 //! * Events beyond the wheel's horizon wait in a binary heap and move into the wheel as the
 //!   current slot advances (invariant: every overflow event lies beyond the horizon).
 //!
@@ -33,11 +33,7 @@ fn key(time: SimTime, seq: u64) -> u128 {
     (time.0 as u128) << 64 | seq as u128
 }
 
-#[inline]
-fn slot_of(k: u128) -> u64 {
-    ((k >> 64) as u64) >> SLOT_SHIFT
-}
-
+/// An overflow entry: ordered by `(time, seq)`.
 #[derive(Clone, Copy)]
 struct Item<E> {
     key: u128,
@@ -63,12 +59,18 @@ impl<E> Ord for Item<E> {
 }
 
 /// A min-queue of events by `(time, insertion order)`: timing wheel plus overflow heap.
+///
+/// Wheel slots store `(time, event)` without the sequence number: a slot's vector only ever
+/// receives events in increasing sequence order (events migrating from the overflow enter a
+/// slot before any event can be pushed to it directly, because the horizon only moves
+/// forward), so a stable sort by time yields `(time, seq)` order.
 pub struct EventQueue<E> {
     /// Absolute slot number of the current slot.
     cur: u64,
-    /// Events of the current slot, sorted by decreasing key (the next one is last).
-    current: Vec<Item<E>>,
-    wheel: Vec<Vec<Item<E>>>,
+    /// Events of the current slot in `(time, seq)` order; `current[head..]` are pending.
+    current: Vec<(u64, E)>,
+    head: usize,
+    wheel: Vec<Vec<(u64, E)>>,
     /// Bit `i % 64` of `bits[i / 64]`: wheel slot index `i` is non-empty.
     bits: [u64; WORDS],
     /// Bit `w % 64` of `summary[w / 64]` set when `bits[w] != 0`.
@@ -90,6 +92,7 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             cur: 0,
             current: Vec::with_capacity(64),
+            head: 0,
             wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
             bits: [0; WORDS],
             summary: [0; SUMMARY],
@@ -114,31 +117,34 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Places an item whose slot is within `[cur, cur + SLOTS)`.
+    /// Places an event whose time is not before the current slot.
     #[inline]
-    fn place(&mut self, it: Item<E>) {
-        let s = slot_of(it.key);
+    fn place(&mut self, time: u64, seq: u64, ev: E) {
+        let s = time >> SLOT_SHIFT;
         debug_assert!(s >= self.cur, "event scheduled in the past");
         if s == self.cur {
-            // Rare: keep the current slot sorted (decreasing keys).
-            let pos = self.current.partition_point(|x| x.key > it.key);
-            self.current.insert(pos, it);
+            // Rare: keep the current slot ordered (after every pending event of equal time).
+            let pos = self.head + self.current[self.head..].partition_point(|x| x.0 <= time);
+            self.current.insert(pos, (time, ev));
         } else if s < self.cur + SLOTS as u64 {
             let i = (s % SLOTS as u64) as usize;
-            self.wheel[i].push(it);
+            self.wheel[i].push((time, ev));
             self.set_bit(i);
         } else {
-            self.overflow.push(Reverse(it));
+            self.overflow.push(Reverse(Item {
+                key: (time as u128) << 64 | seq as u128,
+                ev,
+            }));
         }
     }
 
     /// Schedules `ev` at `time`, which must not precede the last popped (or peeked) event.
     #[inline]
     pub fn push(&mut self, time: SimTime, ev: E) {
-        let k = key(time, self.seq);
+        let seq = self.seq;
         self.seq += 1;
         self.len += 1;
-        self.place(Item { key: k, ev });
+        self.place(time.0, seq, ev);
     }
 
     /// First non-empty word index in `[from, WORDS)`.
@@ -172,23 +178,25 @@ impl<E: Copy> EventQueue<E> {
     fn migrate(&mut self) {
         let horizon = self.cur + SLOTS as u64;
         while let Some(Reverse(top)) = self.overflow.peek() {
-            if slot_of(top.key) >= horizon {
+            if ((top.key >> 64) as u64) >> SLOT_SHIFT >= horizon {
                 break;
             }
             let Reverse(it) = self.overflow.pop().expect("peeked");
-            self.place(it);
+            self.place((it.key >> 64) as u64, it.key as u64, it.ev);
         }
     }
 
-    /// Makes `current` hold the earliest events. Returns false when the queue is empty.
+    /// Makes `current[head..]` hold the earliest events. Returns false when empty.
     #[inline]
     fn settle(&mut self) -> bool {
-        if !self.current.is_empty() {
+        if self.head < self.current.len() {
             return true;
         }
         if self.len == 0 {
             return false;
         }
+        self.current.clear();
+        self.head = 0;
         let cur_idx = (self.cur % SLOTS as u64) as usize;
         match self.next_set(cur_idx) {
             Some(i) => {
@@ -199,7 +207,7 @@ impl<E: Copy> EventQueue<E> {
             None => {
                 // The wheel is empty: jump to the first overflow event.
                 let Reverse(top) = self.overflow.peek().expect("len > 0");
-                self.cur = slot_of(top.key);
+                self.cur = ((top.key >> 64) as u64) >> SLOT_SHIFT;
             }
         }
         let i = (self.cur % SLOTS as u64) as usize;
@@ -207,9 +215,11 @@ impl<E: Copy> EventQueue<E> {
             std::mem::swap(&mut self.current, &mut self.wheel[i]);
             self.clear_bit(i);
         }
+        // Events of this slot arrived in sequence order: a stable sort by time suffices.
+        // (Overflow events that migrate into this slot are inserted in order by `place`.)
+        self.current.sort_by_key(|x| x.0);
         self.migrate();
-        self.current.sort_unstable_by_key(|a| Reverse(a.key));
-        debug_assert!(!self.current.is_empty());
+        debug_assert!(self.head < self.current.len());
         true
     }
 
@@ -219,10 +229,11 @@ impl<E: Copy> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        let it = self.current.pop().expect("settled");
+        let (t, ev) = self.current[self.head];
+        self.head += 1;
         self.len -= 1;
         self.popped += 1;
-        Some((SimTime((it.key >> 64) as u64), it.ev))
+        Some((SimTime(t), ev))
     }
 
     /// Time of the earliest event.
@@ -231,9 +242,7 @@ impl<E: Copy> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        Some(SimTime(
-            (self.current.last().expect("settled").key >> 64) as u64,
-        ))
+        Some(SimTime(self.current[self.head].0))
     }
 
     pub fn len(&self) -> usize {
