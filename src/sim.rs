@@ -467,7 +467,7 @@ impl Sim {
             self.ev.push(t, Ev::Arrive(p));
         }
         let ingress = port.peer;
-        let node = self.net.ports[ingress.idx()].node;
+        let node = port.peer_node;
         if self.net.is_host(node) {
             self.host_receive(pkt);
         } else {
@@ -717,8 +717,7 @@ impl Sim {
                     flags: 0,
                 };
                 let hp = self.net.host_port(fl.dst);
-                self.net.ports[hp.idx()].enqueue(ack.prio as usize, ack);
-                self.kick(hp);
+                self.send_control(hp, ack);
             }
             (Proto::Udp { rcvd, .. }, _) => {
                 *rcvd += pkt.payload as u64;
@@ -729,6 +728,20 @@ impl Sim {
                 }
             }
             _ => unreachable!(),
+        }
+    }
+
+    /// Hands a control packet (ACK) to host NIC `hp`: straight onto the wire when the NIC is
+    /// idle (then nothing else is waiting at a priority that is not paused, so strict priority
+    /// would pick it anyway), else into its priority queue.
+    fn send_control(&mut self, hp: PortId, pkt: Packet) {
+        let now = self.now;
+        let port = &mut self.net.ports[hp.idx()];
+        if !port.txdone_pending && port.busy_until <= now && port.paused & (1 << pkt.prio) == 0 {
+            self.transmit(hp, pkt, true);
+        } else {
+            port.enqueue(pkt.prio as usize, pkt);
+            self.kick(hp);
         }
     }
 

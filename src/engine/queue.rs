@@ -118,7 +118,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Places an event whose time is not before the current slot.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, time: u64, seq: u64, ev: E) {
         let s = time >> SLOT_SHIFT;
         debug_assert!(s >= self.cur, "event scheduled in the past");
@@ -177,6 +177,9 @@ impl<E: Copy> EventQueue<E> {
     /// Moves overflow events that now fall within the horizon into the wheel.
     fn migrate(&mut self) {
         let horizon = self.cur + SLOTS as u64;
+        if self.overflow.is_empty() {
+            return;
+        }
         while let Some(Reverse(top)) = self.overflow.peek() {
             if ((top.key >> 64) as u64) >> SLOT_SHIFT >= horizon {
                 break;
@@ -187,11 +190,14 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Makes `current[head..]` hold the earliest events. Returns false when empty.
-    #[inline]
+    #[inline(always)]
     fn settle(&mut self) -> bool {
-        if self.head < self.current.len() {
-            return true;
-        }
+        self.head < self.current.len() || self.next_slot()
+    }
+
+    /// Advances to the next non-empty slot (the slow path of `settle`).
+    #[inline(never)]
+    fn next_slot(&mut self) -> bool {
         if self.len == 0 {
             return false;
         }
@@ -217,7 +223,9 @@ impl<E: Copy> EventQueue<E> {
         }
         // Events of this slot arrived in sequence order: a stable sort by time suffices.
         // (Overflow events that migrate into this slot are inserted in order by `place`.)
-        self.current.sort_by_key(|x| x.0);
+        if self.current.len() > 1 {
+            self.current.sort_by_key(|x| x.0);
+        }
         self.migrate();
         debug_assert!(self.head < self.current.len());
         true

@@ -250,6 +250,7 @@ impl Mmu {
 
     /// Admission of a `size`-byte packet arriving on local port `inp` for local egress port
     /// `outp`, priority `prio`.
+    #[inline]
     pub fn admit(&mut self, inp: usize, outp: usize, prio: u8, size: u32) -> Admit {
         let size = size as u64;
         let r = if self.is_lossless(prio) {
@@ -310,6 +311,7 @@ impl Mmu {
 
     /// Releases the bytes of a packet that leaves the buffer; returns `true` when the ingress
     /// counter should send XON for `prio`.
+    #[inline]
     pub fn release(&mut self, inp: usize, outp: usize, prio: u8, size: u32) -> bool {
         let mut size = size as u64;
         self.used -= size;

@@ -231,6 +231,9 @@ impl Network {
             }
         }
         let peer_node: Vec<NodeId> = ports.iter().map(|p| ports[p.peer.idx()].node).collect();
+        for (p, &n) in ports.iter_mut().zip(&peer_node) {
+            p.peer_node = n;
+        }
         let ports_of: Vec<Vec<PortId>> = nodes.iter().map(|n| n.ports.clone()).collect();
         let routes = Routes::build(&Graph {
             n_hosts: t.n_hosts,

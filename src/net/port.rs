@@ -285,8 +285,9 @@ pub struct Port {
     pub total_bytes: u64,
     pub wire_bytes: u64,
     pub node: NodeId,
-    /// The port at the far end of the link.
+    /// The port at the far end of the link, and its node.
     pub peer: PortId,
+    pub peer_node: NodeId,
     /// Bit `i` set: priority `i` is paused by the downstream's PFC.
     pub paused: u8,
     /// A `TxDone` event is pending for this port.
@@ -323,6 +324,7 @@ impl Port {
             wire_bytes: 0,
             node,
             peer,
+            peer_node: NodeId(u32::MAX),
             paused: 0,
             txdone_pending: false,
             nq: nq as u8,
