@@ -94,6 +94,8 @@ pub struct TcpConfig {
     pub rto_max: SimTime,
     /// Timeout before the first RTT sample. Default: rto_min.
     pub rto_init: Option<SimTime>,
+    /// Factor applied to the timeout at each expiry, 1..=16. Default 2.
+    pub rto_backoff: f64,
     /// Duplicate-ACK / SACK threshold for fast retransmit, 1..=1000. Default 3.
     pub dupthresh: u32,
 }
@@ -106,6 +108,7 @@ impl Default for TcpConfig {
             rto_min: SimTime::from_ms(10),
             rto_max: SimTime::from_ms(1000),
             rto_init: None,
+            rto_backoff: 2.0,
             dupthresh: 3,
         }
     }
@@ -412,6 +415,12 @@ impl Config {
         if t.rto_init.is_some_and(|r| r.0 == 0) {
             return Err(err("tcp.rto_init", "must be positive".into()));
         }
+        if !(1.0..=16.0).contains(&t.rto_backoff) {
+            return Err(err(
+                "tcp.rto_backoff",
+                format!("must be in 1..=16, got {}", t.rto_backoff),
+            ));
+        }
         if t.dupthresh == 0 || t.dupthresh > 1000 {
             return Err(err(
                 "tcp.dupthresh",
@@ -461,6 +470,7 @@ impl Config {
             rto_min: t.rto_min,
             rto_max: t.rto_max,
             rto_init: t.rto_init.unwrap_or(t.rto_min),
+            rto_backoff: t.rto_backoff,
             dupthresh: t.dupthresh,
             ecn: scheme.ecn,
             cc: match scheme.transport {

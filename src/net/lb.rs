@@ -35,7 +35,8 @@ pub fn ecmp_hash(src: u32, dst: u32, proto: u8, sport: u16, dport: u16, salt: u6
     mix64(mix64(a ^ salt) ^ b)
 }
 
-/// Index chosen by ECMP among `n` candidates.
+/// Index chosen by ECMP among `n` candidates: the high 32 bits of the hash scaled to `n`
+/// (multiply-shift range reduction, no division on the per-packet path).
 #[inline]
 pub fn ecmp_index(
     src: u32,
@@ -46,7 +47,7 @@ pub fn ecmp_index(
     salt: u64,
     n: usize,
 ) -> usize {
-    (ecmp_hash(src, dst, proto, sport, dport, salt) % n as u64) as usize
+    (((ecmp_hash(src, dst, proto, sport, dport, salt) >> 32) * n as u64) >> 32) as usize
 }
 
 /// Protocol number of a packet for hashing: RDMA kinds are UDP, TCP otherwise.

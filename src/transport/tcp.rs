@@ -47,6 +47,8 @@ pub struct TcpParams {
     pub rto_min: SimTime,
     pub rto_max: SimTime,
     pub rto_init: SimTime,
+    /// Factor applied to the timeout at each expiry.
+    pub rto_backoff: f64,
     pub dupthresh: u32,
     /// Data packets are sent ECN-capable (ECT).
     pub ecn: bool,
@@ -480,7 +482,8 @@ impl TcpSender {
         self.recovery = Recovery::Timeout;
         self.recover = self.snd_nxt;
         self.dupacks = 0;
-        self.rto = SimTime((self.rto.0.saturating_mul(2)).min(p.rto_max.0));
+        let backed = (self.rto.0 as f64 * p.rto_backoff).min(p.rto_max.0 as f64);
+        self.rto = SimTime(backed as u64);
     }
 
     /// Whether data is outstanding (the retransmission timer should run).
@@ -571,6 +574,7 @@ mod tests {
             rto_min: SimTime::from_ms(1),
             rto_max: SimTime::from_ms(100),
             rto_init: SimTime::from_ms(1),
+            rto_backoff: 2.0,
             dupthresh: 3,
             ecn: true,
             cc,

@@ -160,6 +160,7 @@ fn strict_priority_with_min_bandwidth_leaves_the_guaranteed_rate() {
         "high priority got {:.3} Gbps",
         hi / 1e9
     );
+    collect(&s, &c, "UDP", dcsim::sim::EndReason::StopTime);
     // And with plain strict priority the low class starves.
     let c2 = cfg(&toml_replace(&c, "strict"));
     let mut s = sim(&c2, "UDP");
