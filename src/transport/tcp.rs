@@ -73,6 +73,9 @@ struct Scoreboard {
     n_retx: u64,
     /// Lowest segment that may still need retransmission.
     retx_hint: u64,
+    /// SACKed segments as sorted, disjoint, non-adjacent runs `[lo, hi)`: SACK processing and
+    /// loss marking work on runs, so an ACK costs O(runs + new segments), not O(window).
+    runs: Vec<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -108,15 +111,37 @@ impl Scoreboard {
         if self.retx_hint < self.base {
             self.retx_hint = self.base;
         }
+        let drop = self.runs.partition_point(|r| r.1 <= self.base);
+        self.runs.drain(..drop);
+        if let Some(r) = self.runs.first_mut() {
+            r.0 = r.0.max(self.base);
+        }
     }
     /// Marks `[lo, hi)` SACKed; returns whether anything new was SACKed.
     fn sack(&mut self, lo: u64, hi: u64) -> bool {
         let lo = lo.max(self.base);
         let hi = hi.min(self.base + self.out());
+        if lo >= hi {
+            return false;
+        }
+        // Mark the parts of [lo, hi) that no run covers yet.
         let mut new = false;
-        for s in lo..hi {
-            let f = &mut self.st[(s - self.base) as usize];
-            if *f & SACKED == 0 {
+        let mut cur = lo;
+        let mut j = self.runs.partition_point(|r| r.1 <= lo);
+        while cur < hi {
+            if j < self.runs.len() && self.runs[j].0 <= cur {
+                cur = cur.max(self.runs[j].1);
+                j += 1;
+                continue;
+            }
+            let gap_end = if j < self.runs.len() {
+                self.runs[j].0.min(hi)
+            } else {
+                hi
+            };
+            for s in cur..gap_end {
+                let f = &mut self.st[(s - self.base) as usize];
+                debug_assert!(*f & SACKED == 0);
                 if *f & LOST != 0 && *f & RETX == 0 {
                     self.n_lost -= 1;
                 }
@@ -127,7 +152,21 @@ impl Scoreboard {
                 self.n_sacked += 1;
                 new = true;
             }
+            cur = gap_end;
         }
+        // Merge [lo, hi) into the runs (absorbing overlapping and adjacent ones).
+        let a = self.runs.partition_point(|r| r.1 < lo);
+        let b = self.runs.partition_point(|r| r.0 <= hi);
+        let (mut nlo, mut nhi) = (lo, hi);
+        if a < b {
+            nlo = nlo.min(self.runs[a].0);
+            nhi = nhi.max(self.runs[b - 1].1);
+        }
+        self.runs.splice(a..b, std::iter::once((nlo, nhi)));
+        debug_assert_eq!(
+            self.runs.iter().map(|r| r.1 - r.0).sum::<u64>(),
+            self.n_sacked
+        );
         new
     }
     /// Marks as lost every hole with at least `dupthresh` SACKed segments above it. Scans from
@@ -137,17 +176,23 @@ impl Scoreboard {
         if self.n_sacked < dupthresh as u64 {
             return;
         }
-        let mut above = 0u32;
-        for i in (0..self.st.len()).rev() {
-            let f = &mut self.st[i];
-            if *f & SACKED != 0 {
-                above += 1;
-            } else if *f & LOST != 0 {
-                break;
-            } else if above >= dupthresh {
+        // Holes are the gaps below each run; every segment of a gap has the same number of
+        // SACKed segments above it.
+        let mut above = 0u64;
+        for k in (0..self.runs.len()).rev() {
+            above += self.runs[k].1 - self.runs[k].0;
+            let gap_hi = self.runs[k].0;
+            let gap_lo = if k > 0 { self.runs[k - 1].1 } else { self.base };
+            if gap_lo >= gap_hi || above < dupthresh as u64 {
+                continue;
+            }
+            for s in (gap_lo..gap_hi).rev() {
+                let f = &mut self.st[(s - self.base) as usize];
+                if *f & LOST != 0 {
+                    return;
+                }
                 *f |= LOST;
                 self.n_lost += 1;
-                let s = self.base + i as u64;
                 if s < self.retx_hint {
                     self.retx_hint = s;
                 }
@@ -583,6 +628,47 @@ mod tests {
 
     fn drain(s: &mut TcpSender, p: &TcpParams) -> Vec<Segment> {
         std::iter::from_fn(|| s.next_segment(p)).collect()
+    }
+
+    /// The run-based scoreboard agrees with a naive per-segment model: SACKed set, and a hole
+    /// is lost exactly when at least `dupthresh` SACKed segments lie above it.
+    #[test]
+    fn scoreboard_runs_match_naive_model() {
+        let mut r = crate::engine::RngStream::new(9, "sb");
+        for _case in 0..200 {
+            let n = 1 + r.below(80);
+            let mut sb = Scoreboard::default();
+            for _ in 0..n {
+                sb.push();
+            }
+            let mut naive = vec![false; n as usize];
+            let base = r.below(3).min(n - 1);
+            sb.advance(base);
+            for _ in 0..r.below(12) {
+                let lo = r.below(n);
+                let hi = (lo + 1 + r.below(6)).min(n);
+                sb.sack(lo, hi);
+                for s in lo.max(base)..hi {
+                    naive[s as usize] = true;
+                }
+                sb.mark_lost(3);
+            }
+            for s in base..n {
+                let f = sb.st[(s - base) as usize];
+                assert_eq!(f & SACKED != 0, naive[s as usize], "segment {s}");
+                let above = naive[s as usize + 1..].iter().filter(|&&x| x).count();
+                if !naive[s as usize] {
+                    assert_eq!(
+                        f & LOST != 0,
+                        above >= 3,
+                        "segment {s}, {above} SACKed above"
+                    );
+                }
+            }
+            let sacked = naive[base as usize..].iter().filter(|&&x| x).count() as u64;
+            assert_eq!(sb.n_sacked, sacked);
+            assert_eq!(sb.pipe(), (n - base) - sb.n_sacked - sb.n_lost);
+        }
     }
 
     #[test]
