@@ -311,7 +311,7 @@ impl Mmu {
 
     /// Releases the bytes of a packet that leaves the buffer; returns `true` when the ingress
     /// counter should send XON for `prio`.
-    #[inline]
+    #[inline(always)]
     pub fn release(&mut self, inp: usize, outp: usize, prio: u8, size: u32) -> bool {
         let mut size = size as u64;
         self.used -= size;
