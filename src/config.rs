@@ -209,9 +209,118 @@ pub struct Config {
     #[serde(default)]
     pub priorities: PriorityConfig,
     #[serde(default)]
+    pub rdma: RdmaConfig,
+    #[serde(default)]
+    pub gpmp: GpmpConfig,
+    #[serde(default)]
+    pub srm: SrmConfig,
+    #[serde(default)]
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
+}
+
+/// DCQCN parameter profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DcqcnProfile {
+    /// HPCC `run.py` "dcqcn": t_alpha 1 us, t_dec 4 us, t_inc 300 us.
+    #[default]
+    Dcqcn,
+    /// HPCC `run.py` "dcqcn_paper": t_alpha 50 us, t_dec 50 us, t_inc 55 us.
+    DcqcnPaper,
+    /// No rate control: queue pairs send at line rate.
+    Off,
+}
+
+/// `[rdma]`: the RoCEv2 transport (GPMP spec §3 and §5).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RdmaConfig {
+    /// DCQCN profile: "dcqcn" (default), "dcqcn_paper" or "off". Rates scale with the host
+    /// link rate as in HPCC: R_AI = 5·bw/25 Mb/s, R_HAI = 50·bw/25 Mb/s (bw in Gb/s).
+    pub dcqcn: DcqcnProfile,
+    /// Override of the profile's g, (0, 1].
+    pub g: Option<f64>,
+    /// Override of the minimum rate. Profile: 1Gbps.
+    pub min_rate: Option<BitRate>,
+    /// Override of the fast-recovery stages F, 0..=100. Profile: 1.
+    pub stages: Option<u32>,
+    /// Minimum gap between NACKs for the same expected PSN. Default 500us (HPCC).
+    pub nack_interval: SimTime,
+    /// Retransmission timeout (go back to the oldest unacknowledged PSN), for lossy runs.
+    /// Default: none (HPCC's lossless model relies on NACKs alone; with PFC a long pause is
+    /// not a loss). Set it (e.g. "1ms") when the fabric can drop.
+    pub rto: Option<SimTime>,
+}
+
+impl Default for RdmaConfig {
+    fn default() -> Self {
+        RdmaConfig {
+            dcqcn: DcqcnProfile::Dcqcn,
+            g: None,
+            min_rate: None,
+            stages: None,
+            nack_interval: SimTime::from_us(500),
+            rto: None,
+        }
+    }
+}
+
+/// `[gpmp]`: GPMP and the classification shared by the priority-aware RDMA schemes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GpmpConfig {
+    /// Messages smaller than this are short (high priority). Default 50KB (GPMP summary).
+    pub short_threshold: Bytes,
+    /// Alternative form: transmission time at the host line rate (t = m/b); when set it
+    /// replaces `short_threshold` (40us at 10 Gbps = 50KB).
+    pub short_threshold_time: Option<SimTime>,
+    /// Low-priority queue pairs per host pair, 0..=64; 0 = the number of uplinks of the source
+    /// leaf (4 in the 4-spine leaf-spine). Default 0.
+    pub paths: u32,
+    /// Slice size S of long messages. Default 16KB [reconstruction, spec §2.4].
+    pub slice: Bytes,
+    /// Outstanding-bytes limit L per low-priority queue pair. Default 64KB [reconstruction].
+    pub limit: Bytes,
+    /// Minimum bandwidth guaranteed to each data queue at switches. Default 1Gbps.
+    pub min_bw: BitRate,
+    /// Dynamic-threshold alpha of the high (short-message) priority. Default 1.0
+    /// [reconstruction, spec §2.8].
+    pub alpha_high: f64,
+    /// Dynamic-threshold alpha of the low (long-message) priority. Default 0.125.
+    pub alpha_low: f64,
+}
+
+impl Default for GpmpConfig {
+    fn default() -> Self {
+        GpmpConfig {
+            short_threshold: Bytes(50_000),
+            short_threshold_time: None,
+            paths: 0,
+            slice: Bytes(16_000),
+            limit: Bytes(64_000),
+            min_bw: BitRate::from_gbps(1),
+            alpha_high: 1.0,
+            alpha_low: 0.125,
+        }
+    }
+}
+
+/// `[srm]`: the SRM-like proxy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SrmConfig {
+    /// Chunk size of long messages. Default 64KB [proxy, spec §4.3].
+    pub chunk: Bytes,
+}
+
+impl Default for SrmConfig {
+    fn default() -> Self {
+        SrmConfig {
+            chunk: Bytes(64_000),
+        }
+    }
 }
 
 /// The transport family of a scheme.
@@ -221,6 +330,18 @@ pub enum TransportKind {
     Tcp,
     Dctcp,
     Udp,
+    Rdma,
+}
+
+/// The host side of an RDMA scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RdmaHostKind {
+    SinglePath,
+    PerMessage,
+    Nem,
+    Srm,
+    Gpmp,
 }
 
 /// A scheme: a named bundle of choices.
@@ -232,6 +353,15 @@ pub struct Scheme {
     pub ecn: bool,
     /// Load balancer override; None uses `[switch] load_balancer`.
     pub lb: Option<LbKind>,
+    /// RDMA host scheduler.
+    pub rdma_host: Option<RdmaHostKind>,
+    /// Short and long messages use different switch queues (global consistent priority).
+    pub class_prio: bool,
+    /// Switches run GPMP's strict priority with minimum bandwidth and per-priority buffer
+    /// thresholds.
+    pub gpmp_switch: bool,
+    /// Which parts of the bundle are reconstructions or proxies, for the manifest.
+    pub notes: &'static str,
 }
 
 impl Scheme {
@@ -247,24 +377,94 @@ impl Scheme {
         ("TCP+spray", "TCP with per-packet spraying"),
         ("DCTCP+FH", "DCTCP with ECMP flow hashing"),
         ("DCTCP+spray", "DCTCP with per-packet spraying"),
+        (
+            "SP-RDMA",
+            "RoCEv2 + DCQCN, one queue pair per host pair (FIFO), single path, one data queue",
+        ),
+        (
+            "SP-RDMA-perflow",
+            "SP-RDMA with a new queue pair (and ECMP path) per message (HPCC default)",
+        ),
+        (
+            "NEM-like",
+            "proxy: short/long queue pairs with NIC strict priority, no slicing, one data queue",
+        ),
+        (
+            "SRM-like",
+            "proxy: one queue pair, long messages in chunks, shortest remaining first at the NIC",
+        ),
+        (
+            "GPMP",
+            "short messages high priority end to end; long ones sliced over n path-bound QPs",
+        ),
+        (
+            "GPMP-end-only",
+            "GPMP's end host with plain switches (one data queue, uniform thresholds)",
+        ),
+        (
+            "GPMP-switch-only",
+            "SP-RDMA host marking class priority; GPMP switches (SP + min-BW, per-prio alpha)",
+        ),
     ];
 
     pub fn builtin(name: &str) -> Option<Scheme> {
-        let (transport, ecn, lb) = match name {
-            "TCP" => (TransportKind::Tcp, false, None),
-            "DCTCP" => (TransportKind::Dctcp, true, None),
-            "UDP" => (TransportKind::Udp, false, None),
-            "TCP+FH" => (TransportKind::Tcp, false, Some(LbKind::Ecmp)),
-            "TCP+spray" => (TransportKind::Tcp, false, Some(LbKind::Spray)),
-            "DCTCP+FH" => (TransportKind::Dctcp, true, Some(LbKind::Ecmp)),
-            "DCTCP+spray" => (TransportKind::Dctcp, true, Some(LbKind::Spray)),
-            _ => return None,
-        };
-        Some(Scheme {
+        let tcp = |transport, ecn, lb| Scheme {
             name: name.into(),
             transport,
             ecn,
             lb,
+            rdma_host: None,
+            class_prio: false,
+            gpmp_switch: false,
+            notes: "",
+        };
+        let rdma = |host, class_prio, gpmp_switch, notes| Scheme {
+            name: name.into(),
+            transport: TransportKind::Rdma,
+            ecn: true,
+            lb: Some(LbKind::Ecmp),
+            rdma_host: Some(host),
+            class_prio,
+            gpmp_switch,
+            notes,
+        };
+        use RdmaHostKind::*;
+        Some(match name {
+            "TCP" => tcp(TransportKind::Tcp, false, None),
+            "DCTCP" => tcp(TransportKind::Dctcp, true, None),
+            "UDP" => tcp(TransportKind::Udp, false, None),
+            "TCP+FH" => tcp(TransportKind::Tcp, false, Some(LbKind::Ecmp)),
+            "TCP+spray" => tcp(TransportKind::Tcp, false, Some(LbKind::Spray)),
+            "DCTCP+FH" => tcp(TransportKind::Dctcp, true, Some(LbKind::Ecmp)),
+            "DCTCP+spray" => tcp(TransportKind::Dctcp, true, Some(LbKind::Spray)),
+            "SP-RDMA" => rdma(
+                SinglePath,
+                false,
+                false,
+                "one QP per host pair [spec §4.1 INF]",
+            ),
+            "SP-RDMA-perflow" => rdma(PerMessage, false, false, "QP per message [spec §4.1]"),
+            "NEM-like" => rdma(
+                Nem,
+                false,
+                false,
+                "PROXY: NEM not identified; end-host priority separation without slicing [spec §4.3]",
+            ),
+            "SRM-like" => rdma(
+                Srm,
+                false,
+                false,
+                "PROXY: SRM not identified; chunking + shortest-remaining-first [spec §4.3]",
+            ),
+            "GPMP" => rdma(
+                Gpmp,
+                true,
+                true,
+                "RECONSTRUCTED: slicing S/L, path binding by source port, SP+min-BW token bucket, per-priority DT alphas [spec §2]",
+            ),
+            "GPMP-end-only" => rdma(Gpmp, false, false, "ablation [spec §4.4 INF]"),
+            "GPMP-switch-only" => rdma(SinglePath, true, true, "ablation [spec §4.4 INF]"),
+            _ => return None,
         })
     }
 }
@@ -453,10 +653,166 @@ impl Config {
                 "boundaries must be positive and strictly increasing".into(),
             ));
         }
+        let r = &self.rdma;
+        if r.g.is_some_and(|g| !(g > 0.0 && g <= 1.0)) {
+            return Err(err("rdma.g", "must be in (0, 1]".into()));
+        }
+        if r.stages.is_some_and(|s| s > 100) {
+            return Err(err("rdma.stages", "must be in 0..=100".into()));
+        }
+        if r.rto.is_some_and(|t| t.0 == 0) || r.nack_interval.0 == 0 {
+            return Err(err(
+                "rdma.rto",
+                "rto and nack_interval must be positive".into(),
+            ));
+        }
+        let g = &self.gpmp;
+        if g.paths > 64 {
+            return Err(err(
+                "gpmp.paths",
+                format!("must be in 0..=64, got {}", g.paths),
+            ));
+        }
+        if g.slice.0 == 0 {
+            return Err(err("gpmp.slice", "must be positive".into()));
+        }
+        if g.limit < g.slice {
+            return Err(err(
+                "gpmp.limit",
+                format!(
+                    "must be at least the slice size ({}), got {}",
+                    g.slice, g.limit
+                ),
+            ));
+        }
+        for (k, a) in [
+            ("gpmp.alpha_high", g.alpha_high),
+            ("gpmp.alpha_low", g.alpha_low),
+        ] {
+            if !(a > 0.0 && a <= 64.0) {
+                return Err(err(k, format!("must be in (0, 64], got {a}")));
+            }
+        }
+        if self.srm.chunk.0 == 0 {
+            return Err(err("srm.chunk", "must be positive".into()));
+        }
+        let rdma_schemes = self
+            .schemes
+            .iter()
+            .filter(|s| Scheme::builtin(s).is_some_and(|s| s.transport == TransportKind::Rdma))
+            .count();
+        if rdma_schemes > 0 && self.packet.mss.0 > 4096 {
+            return Err(err(
+                "packet.mss",
+                "RDMA payloads are at most 4096B (RoCEv2 MTU)".into(),
+            ));
+        }
         self.workload
             .validate(self.topology.n_hosts(), base)
             .map_err(|(k, m)| err(&format!("workload.{k}"), m))?;
         Ok(())
+    }
+
+    /// Low-priority queue pairs per host pair for GPMP: `[gpmp] paths`, or the number of
+    /// uplinks of a leaf/edge switch when 0.
+    pub fn gpmp_paths(&self) -> u32 {
+        if self.gpmp.paths > 0 {
+            return self.gpmp.paths;
+        }
+        match self.topology {
+            TopologyConfig::LeafSpine { spines, .. } => spines,
+            TopologyConfig::FatTree { k, .. } => k / 2,
+            TopologyConfig::Dumbbell { .. } => 1,
+        }
+    }
+
+    /// The short-message threshold in bytes.
+    pub fn short_threshold(&self) -> u64 {
+        match self.gpmp.short_threshold_time {
+            Some(t) => self.topology.host_rate().bytes_in(t),
+            None => self.gpmp.short_threshold.0,
+        }
+    }
+
+    /// The switch configuration a scheme runs with: RDMA schemes use three queues (control,
+    /// short, long); GPMP's switch side replaces the scheduler with strict priority plus a
+    /// minimum bandwidth per data queue (queue 0, control, strictly first) and sets the
+    /// per-priority dynamic-threshold alphas.
+    pub fn switch_for(&self, scheme: &Scheme) -> SwitchConfig {
+        let mut s = self.switch.clone();
+        if scheme.transport == TransportKind::Rdma {
+            s.queues = s.queues.max(3);
+        }
+        if scheme.gpmp_switch {
+            let mut min_rate = vec![BitRate(0); s.queues as usize];
+            for r in min_rate.iter_mut().skip(1) {
+                *r = self.gpmp.min_bw;
+            }
+            s.scheduler = crate::net::port::SchedulerConfig::StrictMinBw {
+                min_rate,
+                depth: Bytes(2000),
+                strict_top: 1,
+            };
+            let mut alphas = vec![s.buffer.alpha; s.queues as usize];
+            alphas[1] = self.gpmp.alpha_high;
+            alphas[2] = self.gpmp.alpha_low;
+            s.buffer.alpha_per_prio = alphas;
+        }
+        s
+    }
+
+    /// The RDMA transport of a scheme.
+    pub fn rdma_spec(&self, scheme: &Scheme) -> crate::sim::RdmaSpec {
+        use crate::sim::HostSched;
+        use crate::transport::dcqcn::DcqcnParams;
+        let bw = self.topology.host_rate().bps() as f64 / 1e9;
+        let dcqcn = match self.rdma.dcqcn {
+            DcqcnProfile::Off => None,
+            prof => {
+                let mut d = if prof == DcqcnProfile::Dcqcn {
+                    DcqcnParams::hpcc_dcqcn(bw)
+                } else {
+                    DcqcnParams::hpcc_dcqcn_paper(bw)
+                };
+                if let Some(g) = self.rdma.g {
+                    d.g = g;
+                }
+                if let Some(m) = self.rdma.min_rate {
+                    d.min_rate_bps = m.bps() as f64;
+                }
+                if let Some(st) = self.rdma.stages {
+                    d.stages = st;
+                }
+                Some(d)
+            }
+        };
+        let sched = match scheme.rdma_host.expect("RDMA scheme") {
+            RdmaHostKind::SinglePath => HostSched::SinglePath,
+            RdmaHostKind::PerMessage => HostSched::PerMessage,
+            RdmaHostKind::Nem => HostSched::Nem,
+            RdmaHostKind::Srm => HostSched::Srm {
+                chunk: self.srm.chunk.0,
+            },
+            RdmaHostKind::Gpmp => HostSched::Gpmp {
+                paths: self.gpmp_paths(),
+                slice: self.gpmp.slice.0,
+                limit: self.gpmp.limit.0,
+            },
+        };
+        crate::sim::RdmaSpec {
+            params: crate::transport::rdma::RdmaParams {
+                mtu: self.packet.mss.0 as u32,
+                header: self.packet.header.0 as u32,
+                dcqcn,
+                nack_interval: self.rdma.nack_interval,
+                rto: self.rdma.rto,
+                ack_prio: self.priorities.ack,
+            },
+            sched,
+            short_threshold: self.short_threshold(),
+            short_prio: 1,
+            long_prio: if scheme.class_prio { 2 } else { 1 },
+        }
     }
 
     /// TCP parameters for a scheme.

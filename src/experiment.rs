@@ -55,6 +55,11 @@ pub struct RunTotals {
     pub retransmits: u64,
     pub timeouts: u64,
     pub ecn_marks: u64,
+    /// RDMA: queue pairs created, NACKs received, CNPs received, DCQCN rate decreases.
+    pub queue_pairs: u64,
+    pub nacks: u64,
+    pub cnps: u64,
+    pub rate_decreases: u64,
     pub max_queue_bytes: u64,
     pub mean_util_host_links: f64,
     pub mean_util_fabric_links: f64,
@@ -110,11 +115,16 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             mss: cfg.packet.mss.0 as u32,
             header: cfg.packet.header.0 as u32,
         },
+        TransportKind::Rdma => TransportSpec::Rdma(Box::new(cfg.rdma_spec(&plan.scheme))),
     };
+    let switch = cfg.switch_for(&plan.scheme);
     let build = BuildOpts {
-        switch: &cfg.switch,
+        switch: &switch,
         lb: plan.scheme.lb.unwrap_or(cfg.switch.load_balancer),
-        udp: plan.scheme.transport == TransportKind::Udp,
+        udp: matches!(
+            plan.scheme.transport,
+            TransportKind::Udp | TransportKind::Rdma
+        ),
         seed: plan.seed,
         max_packet: cfg.packet.mss.0 + cfg.packet.header.0,
     };
@@ -126,6 +136,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         data_prio: cfg.priorities.data,
         ack_prio: cfg.priorities.ack,
         stop_time: cfg.stop_time,
+        seed: plan.seed,
     })
 }
 
@@ -154,25 +165,66 @@ pub fn collect(
     };
     let mss = sim.transport.mss();
     let header = sim.transport.header();
-    let with_ack = matches!(sim.transport, TransportSpec::Tcp(_));
+    let with_ack = !matches!(sim.transport, TransportSpec::Udp { .. });
     let n_hosts = sim.net.n_hosts;
     let mut path_cache: Vec<Option<(Vec<Hop>, Vec<Hop>)>> = vec![None; n_hosts * n_hosts];
-    let mut records = Vec::with_capacity(sim.flows.len());
+    let mut records = Vec::with_capacity(sim.total);
     let mut totals = RunTotals {
-        flows: sim.flows.len() as u64,
+        flows: sim.total as u64,
         ..Default::default()
     };
-    for f in &sim.flows {
-        let key = f.src as usize * n_hosts + f.dst as usize;
+    let mut ideal_of = |src: u32, dst: u32, size: u64| {
+        let key = src as usize * n_hosts + dst as usize;
         if path_cache[key].is_none() {
-            path_cache[key] = Some((hops_of(sim, f.src, f.dst), hops_of(sim, f.dst, f.src)));
+            path_cache[key] = Some((hops_of(sim, src, dst), hops_of(sim, dst, src)));
         }
         let (fwd, rev) = path_cache[key].as_ref().unwrap();
-        let ideal = ideal_fct(f.size, mss, header, fwd, rev, with_ack);
+        ideal_fct(size, mss, header, fwd, rev, with_ack)
+    };
+    if let Some(r) = &sim.rdma {
+        for f in &sim.flows {
+            if let Proto::Rdma { snd, .. } = &f.proto {
+                totals.timeouts += snd.timeouts;
+                totals.nacks += snd.nacks;
+                totals.cnps += snd.dcqcn.cnps;
+                totals.rate_decreases += snd.dcqcn.decreases;
+            }
+        }
+        totals.queue_pairs = sim.flows.len() as u64;
+        for m in &r.msgs {
+            let ideal = ideal_of(m.src, m.dst, m.size);
+            let fct = m.finish.map(|t| t - m.start);
+            totals.retransmits += m.retx;
+            totals.ecn_marks += m.ce;
+            if fct.is_some() {
+                totals.finished += 1;
+            }
+            records.push(FlowRecord {
+                flow_id: m.ext_id,
+                src: m.src,
+                dst: m.dst,
+                size_bytes: m.size,
+                start_ps: m.start.0,
+                finish_ps: m.finish.map(|t| t.0),
+                rcv_finish_ps: m.rcv_finish.map(|t| t.0),
+                fct_ps: fct.map(|t| t.0),
+                ideal_fct_ps: ideal.0,
+                slowdown: fct.map(|t| t.0 as f64 / ideal.0 as f64),
+                size_class: classes.name(classes.class_of(m.size)),
+                retransmits: m.retx,
+                timeouts: 0,
+                ecn_marks: m.ce,
+                drops: m.drops,
+                deadline_ps: m.deadline.map(|t| t.0),
+            });
+        }
+    }
+    for f in sim.flows.iter().filter(|_| sim.rdma.is_none()) {
+        let ideal = ideal_of(f.src, f.dst, f.size);
         let fct = f.finish.map(|t| t - f.start);
         let (retx, to) = match &f.proto {
             Proto::Tcp { snd, .. } => (snd.retransmits, snd.timeouts),
-            Proto::Udp { .. } => (0, 0),
+            Proto::Udp { .. } | Proto::Rdma { .. } => (0, 0),
         };
         totals.retransmits += retx;
         totals.timeouts += to;

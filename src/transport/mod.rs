@@ -12,10 +12,13 @@
 //! Host NICs pull packets from flows (see `sim`): a flow that may send is in its host's ready
 //! list for its priority, and the NIC asks it for one packet at a time when the wire is free.
 
+pub mod dcqcn;
+pub mod rdma;
 pub mod tcp;
 
 use crate::ids::FlowId;
 use crate::units::SimTime;
+use rdma::{QpReceiver, QpSender};
 use tcp::{TcpReceiver, TcpSender};
 
 /// Protocol state of a flow. Not boxed: flows live in one arena and the TCP variant is the
@@ -34,6 +37,12 @@ pub enum Proto {
         rcvd: u64,
         /// Inter-packet gap for pacing below line rate (zero: send back to back).
         gap_per_byte_ps: u64,
+    },
+    /// An RDMA queue pair (messages are tracked by the run's RDMA host state).
+    Rdma {
+        snd: QpSender,
+        rcv: QpReceiver,
+        line_bps: f64,
     },
 }
 
@@ -61,9 +70,11 @@ pub struct Flow {
     pub deadline: Option<SimTime>,
     pub sport: u16,
     pub dport: u16,
-    /// Priority class of data packets and of ACKs.
+    /// Priority class (switch queue) of data packets and of ACKs.
     pub prio: u8,
     pub ack_prio: u8,
+    /// Class at the host NIC (served in strict priority, 0 first, after control packets).
+    pub nic_class: u8,
     pub proto: Proto,
     pub started: bool,
     /// Sender-side completion (last byte acknowledged; for UDP, last byte received).
@@ -77,6 +88,10 @@ pub struct Flow {
     pub timer_deadline: SimTime,
     pub timer_event: SimTime,
     pub timer_gen: u32,
+    /// Pacing timer (same scheme): the flow may not send before it fires.
+    pub pace_deadline: SimTime,
+    pub pace_event: SimTime,
+    pub pace_gen: u32,
     pub stats: FlowStats,
 }
 
@@ -88,15 +103,7 @@ impl Flow {
     /// Whether the flow may hand a packet to the NIC at `now` (a paced UDP flow waits for its
     /// timer).
     pub fn can_send(&self, _now: SimTime) -> bool {
-        if let Proto::Udp {
-            gap_per_byte_ps, ..
-        } = self.proto
-            && gap_per_byte_ps > 0
-            && self.timer_deadline != SimTime::MAX
-        {
-            return false;
-        }
-        self.has_data_to_send()
+        self.pace_deadline == SimTime::MAX && self.has_data_to_send()
     }
 
     /// Whether the sender has a packet to transmit, ignoring pacing.
@@ -107,6 +114,7 @@ impl Flow {
         match &self.proto {
             Proto::Tcp { snd, .. } => snd.can_send(),
             Proto::Udp { sent, .. } => *sent < self.size,
+            Proto::Rdma { snd, .. } => snd.has_unsent(),
         }
     }
 }

@@ -21,6 +21,10 @@
 //! Conservation is tracked in wire bytes and packets: every byte a host transmits is, at any
 //! time, delivered to a host, dropped by a switch, queued in a switch, or on a wire.
 
+mod rdma;
+
+pub use rdma::{HostSched, Msg, RdmaHost, RdmaSpec};
+
 use crate::engine::EventQueue;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::net::packet::{Packet, PktKind, ecn, flags};
@@ -47,6 +51,7 @@ enum Ev {
     Arrive(PortId),
     Pfc { port: PortId, prio: u8, pause: bool },
     Timer(FlowId, u32),
+    Pace(FlowId, u32),
 }
 
 /// Which transport the flows of a run use.
@@ -59,6 +64,8 @@ pub enum TransportSpec {
         mss: u32,
         header: u32,
     },
+    /// RDMA queue pairs carrying messages.
+    Rdma(Box<RdmaSpec>),
 }
 
 impl TransportSpec {
@@ -66,12 +73,14 @@ impl TransportSpec {
         match self {
             TransportSpec::Tcp(p) => p.mss,
             TransportSpec::Udp { mss, .. } => *mss,
+            TransportSpec::Rdma(r) => r.params.mtu,
         }
     }
     pub fn header(&self) -> u32 {
         match self {
             TransportSpec::Tcp(p) => p.header,
             TransportSpec::Udp { header, .. } => *header,
+            TransportSpec::Rdma(r) => r.params.header,
         }
     }
 }
@@ -106,6 +115,8 @@ pub struct SimSetup<'a> {
     pub data_prio: u8,
     pub ack_prio: u8,
     pub stop_time: Option<SimTime>,
+    /// Seed of the run (for transport-side random streams).
+    pub seed: u64,
 }
 
 /// How the run ended.
@@ -131,12 +142,19 @@ pub struct Sim {
     next_start: usize,
     pub transport: TransportSpec,
     stop_time: SimTime,
+    /// Units (flows, or messages for RDMA) finished, out of `total`.
     pub finished: usize,
+    pub total: usize,
+    /// The RDMA host state, in RDMA runs.
+    pub rdma: Option<RdmaHost>,
     cons: Conservation,
     /// Hop count per packet transmitted (packet-hops), for the benchmark.
     pub packet_hops: u64,
     primed: bool,
     ended: Option<EndReason>,
+    /// A host NIC is choosing its next packet: transports must not start transmissions
+    /// from inside (checked in debug builds).
+    in_pull: bool,
 }
 
 impl Sim {
@@ -153,12 +171,31 @@ impl Sim {
         }
         let host_rate = |h: u32| net.ports[net.host_port(h).idx()].rate;
         let mut flows = Vec::with_capacity(s.flows.len());
-        for (i, f) in s.flows.iter().enumerate() {
+        for f in s.flows {
             if f.src as usize >= net.n_hosts || f.dst as usize >= net.n_hosts || f.src == f.dst {
                 return Err(format!(
                     "flow {}: bad endpoints {} -> {}",
                     f.id, f.src, f.dst
                 ));
+            }
+        }
+        let mut rdma = None;
+        if let TransportSpec::Rdma(spec) = &s.transport {
+            for p in [spec.short_prio, spec.long_prio, spec.params.ack_prio] {
+                if p as usize >= nq {
+                    return Err(format!("RDMA priority {p} needs more than {nq} queues"));
+                }
+            }
+            rdma = Some(RdmaHost::new(
+                (**spec).clone(),
+                s.flows,
+                net.n_hosts,
+                s.seed,
+            ));
+        }
+        for (i, f) in s.flows.iter().enumerate() {
+            if rdma.is_some() {
+                break;
             }
             let prio = f.prio.unwrap_or(s.data_prio);
             if prio as usize >= nq {
@@ -172,6 +209,7 @@ impl Sim {
                     snd: TcpSender::new(f.size, p),
                     rcv: TcpReceiver::default(),
                 },
+                TransportSpec::Rdma(_) => unreachable!("RDMA flows are queue pairs"),
                 TransportSpec::Udp { rate, .. } => {
                     let line = host_rate(f.src);
                     let r = rate.unwrap_or(line);
@@ -199,6 +237,7 @@ impl Sim {
                 dport: 5_000,
                 prio,
                 ack_prio: s.ack_prio,
+                nic_class: prio,
                 proto,
                 started: false,
                 finish: None,
@@ -207,9 +246,16 @@ impl Sim {
                 timer_deadline: SimTime::MAX,
                 timer_event: SimTime::MAX,
                 timer_gen: 0,
+                pace_deadline: SimTime::MAX,
+                pace_event: SimTime::MAX,
+                pace_gen: 0,
                 stats: FlowStats::default(),
             });
         }
+        let total = match &rdma {
+            Some(r) => r.msgs.len(),
+            None => flows.len(),
+        };
         let ready = (0..net.n_hosts)
             .map(|_| (0..nq).map(|_| VecDeque::new()).collect())
             .collect();
@@ -223,10 +269,13 @@ impl Sim {
             transport: s.transport,
             stop_time: s.stop_time.unwrap_or(SimTime::MAX),
             finished: 0,
+            total,
+            rdma,
             cons: Conservation::default(),
             packet_hops: 0,
             primed: false,
             ended: None,
+            in_pull: false,
         })
     }
 
@@ -257,13 +306,14 @@ impl Sim {
         if let Some(r) = self.ended {
             return Some(r);
         }
-        if self.flows.is_empty() {
+        if self.total == 0 {
             self.ended = Some(EndReason::AllFinished);
             return self.ended;
         }
         if !self.primed {
             self.primed = true;
-            self.ev.push(self.flows[0].start, Ev::Start);
+            let t = self.arrival_time(0).expect("total > 0");
+            self.ev.push(t, Ev::Start);
         }
         let reason = loop {
             let Some(t) = self.ev.peek_time() else {
@@ -288,8 +338,9 @@ impl Sim {
                 Ev::Arrive(p) => self.on_arrive(p),
                 Ev::Pfc { port, prio, pause } => self.on_pfc(port, prio, pause),
                 Ev::Timer(f, g) => self.on_timer(f, g),
+                Ev::Pace(f, g) => self.on_pace(f, g),
             }
-            if self.finished == self.flows.len() {
+            if self.finished == self.total {
                 break EndReason::AllFinished;
             }
             if self.ev.popped() & 0xF_FFFF == 0 {
@@ -317,15 +368,30 @@ impl Sim {
         c
     }
 
-    fn on_start(&mut self) {
-        while self.next_start < self.flows.len() && self.flows[self.next_start].start <= self.now {
-            let f = FlowId(self.next_start as u32);
-            self.next_start += 1;
-            self.flows[f.idx()].started = true;
-            self.make_ready(f);
+    /// Start time of arrival `i` (a flow, or an RDMA message).
+    fn arrival_time(&self, i: usize) -> Option<SimTime> {
+        match &self.rdma {
+            Some(r) => r.msgs.get(i).map(|m| m.start),
+            None => self.flows.get(i).map(|f| f.start),
         }
-        if self.next_start < self.flows.len() {
-            self.ev.push(self.flows[self.next_start].start, Ev::Start);
+    }
+
+    fn on_start(&mut self) {
+        while let Some(t) = self.arrival_time(self.next_start)
+            && t <= self.now
+        {
+            let i = self.next_start;
+            self.next_start += 1;
+            if self.rdma.is_some() {
+                self.rdma_on_message(i as u32);
+            } else {
+                let f = FlowId(i as u32);
+                self.flows[f.idx()].started = true;
+                self.make_ready(f);
+            }
+        }
+        if let Some(t) = self.arrival_time(self.next_start) {
+            self.ev.push(t, Ev::Start);
         }
     }
 
@@ -336,8 +402,8 @@ impl Sim {
             return;
         }
         fl.in_ready = true;
-        let (h, prio) = (fl.src, fl.prio);
-        self.ready[h as usize][prio as usize].push_back(f);
+        let (h, class) = (fl.src, fl.nic_class);
+        self.ready[h as usize][class as usize].push_back(f);
         let p = self.net.host_port(h);
         self.kick(p);
     }
@@ -361,8 +427,8 @@ impl Sim {
     fn host_has_backlog(&self, h: usize, p: PortId) -> bool {
         let port = &self.net.ports[p.idx()];
         (0..port.nq()).any(|q| {
-            port.paused & (1 << q) == 0
-                && (!port.queues[q].is_empty() || !self.ready[h][q].is_empty())
+            (port.paused & (1 << q) == 0 && !port.queues[q].is_empty())
+                || !self.ready[h][q].is_empty()
         })
     }
 
@@ -372,7 +438,11 @@ impl Sim {
         let node = self.net.ports[p.idx()].node;
         let is_host = self.net.is_host(node);
         let pkt = if is_host {
-            self.host_pull(node.idx(), p)
+            debug_assert!(!self.in_pull, "re-entrant host NIC pull at {p}");
+            self.in_pull = true;
+            let pkt = self.host_pull(node.idx(), p);
+            self.in_pull = false;
+            pkt
         } else {
             self.switch_dequeue(node, p)
         };
@@ -496,6 +566,11 @@ impl Sim {
                 self.cons.dropped_pkts += 1;
                 self.cons.dropped_bytes += pkt.size as u64;
                 self.flows[pkt.flow.idx()].stats.drops += 1;
+                if pkt.is_data()
+                    && let Some(r) = &mut self.rdma
+                {
+                    r.msgs[pkt.aux as usize].drops += 1;
+                }
                 return;
             }
             crate::net::buffer::Admit::Accept { xoff } => {
@@ -538,27 +613,52 @@ impl Sim {
     /// The next packet host `h`'s NIC sends: control packets, then ready flows, by priority.
     fn host_pull(&mut self, h: usize, p: PortId) -> Option<Packet> {
         let nq = self.net.ports[p.idx()].nq();
+        // Control packets first, by priority.
         for q in 0..nq {
             let port = &mut self.net.ports[p.idx()];
-            if port.paused & (1 << q) != 0 {
-                continue;
-            }
-            if let Some(pkt) = port.pop_queue(q) {
+            if port.paused & (1 << q) == 0
+                && let Some(pkt) = port.pop_queue(q)
+            {
                 return Some(pkt);
             }
-            while let Some(f) = self.ready[h][q].pop_front() {
+        }
+        // Then ready flows by NIC class, round robin one packet at a time within a class. A
+        // flow whose next packet's priority is paused by PFC waits (head-of-line in its flow).
+        for c in 0..nq {
+            for _ in 0..self.ready[h][c].len() {
+                let Some(f) = self.ready[h][c].pop_front() else {
+                    break;
+                };
                 self.flows[f.idx()].in_ready = false;
+                let paused = self.net.ports[p.idx()].paused;
+                if paused != 0
+                    && let Some(wp) = self.next_wire_prio(f)
+                    && paused & (1 << wp) != 0
+                {
+                    self.flows[f.idx()].in_ready = true;
+                    self.ready[h][c].push_back(f);
+                    continue;
+                }
                 if let Some(pkt) = self.emit(f) {
                     let fl = &mut self.flows[f.idx()];
                     if fl.can_send(self.now) {
                         fl.in_ready = true;
-                        self.ready[h][q].push_back(f);
+                        self.ready[h][c].push_back(f);
                     }
                     return Some(pkt);
                 }
             }
         }
         None
+    }
+
+    /// Wire priority of flow `f`'s next packet.
+    fn next_wire_prio(&mut self, f: FlowId) -> Option<u8> {
+        let fl = &mut self.flows[f.idx()];
+        match &mut fl.proto {
+            Proto::Rdma { snd, .. } => snd.next_prio(),
+            _ => Some(fl.prio),
+        }
     }
 
     /// Asks flow `f` for its next packet.
@@ -622,13 +722,50 @@ impl Sim {
                 fl.stats.data_pkts += 1;
                 if *gap_per_byte_ps > 0 {
                     let wait = SimTime(pkt.size as u64 * *gap_per_byte_ps);
-                    fl.timer_deadline = SimTime::MAX;
-                    self.set_timer(f, now + wait);
+                    self.set_pace(f, now + wait);
+                }
+            }
+            (Proto::Rdma { .. }, TransportSpec::Rdma(_)) => {
+                if !self.rdma_emit(f, &mut pkt) {
+                    return None;
                 }
             }
             _ => unreachable!("flow protocol does not match the run's transport"),
         }
         Some(pkt)
+    }
+
+    /// Holds flow `f` back from sending until `at` (pacing).
+    fn set_pace(&mut self, f: FlowId, at: SimTime) {
+        let fl = &mut self.flows[f.idx()];
+        fl.pace_deadline = at;
+        if fl.pace_event == SimTime::MAX || fl.pace_event > at {
+            fl.pace_gen = fl.pace_gen.wrapping_add(1);
+            fl.pace_event = at;
+            self.ev.push(at, Ev::Pace(f, fl.pace_gen));
+        }
+    }
+
+    fn on_pace(&mut self, f: FlowId, generation: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f.idx()];
+        if generation != fl.pace_gen {
+            return;
+        }
+        fl.pace_event = SimTime::MAX;
+        if fl.pace_deadline == SimTime::MAX {
+            return;
+        }
+        if fl.pace_deadline > now {
+            let d = fl.pace_deadline;
+            self.set_pace(f, d);
+            return;
+        }
+        fl.pace_deadline = SimTime::MAX;
+        if matches!(fl.proto, Proto::Rdma { .. }) && !self.rdma_pace_wake(f) {
+            return;
+        }
+        self.make_ready(f);
     }
 
     fn set_timer(&mut self, f: FlowId, deadline: SimTime) {
@@ -666,6 +803,7 @@ impl Sim {
                 }
             }
             (Proto::Udp { .. }, _) => {}
+            (Proto::Rdma { .. }, _) => self.rdma_timeout(f),
             _ => unreachable!(),
         }
         self.make_ready(f);
@@ -674,10 +812,13 @@ impl Sim {
     fn host_receive(&mut self, pkt: Packet) {
         self.cons.delivered_pkts += 1;
         self.cons.delivered_bytes += pkt.size as u64;
-        match pkt.kind {
-            PktKind::Data => self.on_data(pkt),
-            PktKind::Ack => self.on_ack(pkt),
-            PktKind::Nack | PktKind::Cnp => {}
+        let rdma = matches!(self.flows[pkt.flow.idx()].proto, Proto::Rdma { .. });
+        match (pkt.kind, rdma) {
+            (PktKind::Data, false) => self.on_data(pkt),
+            (PktKind::Ack, false) => self.on_ack(pkt),
+            (PktKind::Data, true) => self.rdma_on_data(pkt),
+            (PktKind::Ack | PktKind::Nack, true) => self.rdma_on_ctl(pkt),
+            _ => {}
         }
     }
 

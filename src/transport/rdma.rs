@@ -1,0 +1,400 @@
+//! RoCEv2 reliable-connection queue pairs: work requests, go-back-N loss recovery with NACKs
+//! and a retransmission timeout, per-packet acknowledgements (GPMP spec §5.4, HPCC ns-3
+//! semantics), and DCQCN rate control per queue pair (see [`super::dcqcn`]).
+//!
+//! Sender: work-queue elements (WQEs: a message or a slice of one) are packetised into MTU
+//! payloads with consecutive packet sequence numbers (PSNs); a packet never spans two WQEs. The
+//! sender sends in PSN order, paced at its DCQCN rate; an ACK carries the receiver's next
+//! expected PSN and completes every WQE below it; a NACK rewinds `snd_nxt` to the PSN it
+//! names (go-back-N); a timeout with data outstanding rewinds to the oldest unacknowledged PSN.
+//! No window: DCQCN is purely rate based (HPCC `HAS_WIN 0`).
+//!
+//! Receiver: a packet with the expected PSN is accepted and acknowledged; one above it is
+//! dropped and answered by a NACK for the expected PSN, at most once per `nack_interval` unless
+//! the expected PSN changed; one below it (a duplicate) is acknowledged again. Every ACK and
+//! NACK echoes CE as the CNP flag (HPCC: no separate CNP pacing).
+//!
+//! Not modelled: read/atomic verbs, selective retransmission (IRN), memory registration,
+//! QP context caching on the NIC.
+
+use super::dcqcn::{Dcqcn, DcqcnParams};
+use crate::units::SimTime;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Parameters of the RDMA transport.
+#[derive(Clone, Debug, Serialize)]
+pub struct RdmaParams {
+    /// Payload bytes per full packet.
+    pub mtu: u32,
+    /// Header bytes per packet on the wire (data, ACK, NACK).
+    pub header: u32,
+    /// DCQCN parameters; `None` disables rate control (line rate).
+    pub dcqcn: Option<DcqcnParams>,
+    pub nack_interval: SimTime,
+    /// Retransmission timeout (go back to the oldest unacknowledged PSN); none: NACKs only.
+    pub rto: Option<SimTime>,
+    /// Queue of ACK/NACK/CNP packets.
+    pub ack_prio: u8,
+}
+
+/// A work-queue element: `bytes` of message `msg` as packets `[psn_start, psn_start+npkts)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wqe {
+    pub msg: u32,
+    pub bytes: u64,
+    pub psn_start: u64,
+    pub npkts: u64,
+    /// Wire priority (switch queue) of its packets.
+    pub prio: u8,
+}
+
+impl Wqe {
+    fn end(&self) -> u64 {
+        self.psn_start + self.npkts
+    }
+}
+
+/// A packet the sender wants to transmit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RdmaSeg {
+    pub psn: u64,
+    pub payload: u32,
+    pub msg: u32,
+    pub prio: u8,
+    pub retx: bool,
+}
+
+/// Sender side of a queue pair.
+#[derive(Clone, Debug)]
+pub struct QpSender {
+    pub wqes: VecDeque<Wqe>,
+    /// Index in `wqes` of the WQE holding `snd_nxt`.
+    hint: usize,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Highest PSN ever sent + 1 (below it, sending again is a retransmission).
+    pub high_tx: u64,
+    pub psn_tail: u64,
+    /// Bytes posted and not yet completed.
+    pub outstanding: u64,
+    /// Bytes posted and not yet sent for the first time.
+    pub unsent_bytes: u64,
+    pub dcqcn: Dcqcn,
+    /// Time and wire size of the last transmission (for pacing).
+    pub last_tx: SimTime,
+    pub last_size: u32,
+    pub retx_pkts: u64,
+    pub nacks: u64,
+    pub timeouts: u64,
+}
+
+impl QpSender {
+    pub fn new(line_bps: f64) -> Self {
+        QpSender {
+            wqes: VecDeque::new(),
+            hint: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_tx: 0,
+            psn_tail: 0,
+            outstanding: 0,
+            unsent_bytes: 0,
+            dcqcn: Dcqcn::new(line_bps),
+            last_tx: SimTime::ZERO,
+            last_size: 0,
+            retx_pkts: 0,
+            nacks: 0,
+            timeouts: 0,
+        }
+    }
+
+    /// Posts `bytes` of message `msg` at wire priority `prio`.
+    pub fn post(&mut self, msg: u32, bytes: u64, prio: u8, mtu: u32) {
+        debug_assert!(bytes > 0);
+        let npkts = bytes.div_ceil(mtu as u64);
+        self.wqes.push_back(Wqe {
+            msg,
+            bytes,
+            psn_start: self.psn_tail,
+            npkts,
+            prio,
+        });
+        self.psn_tail += npkts;
+        self.outstanding += bytes;
+        self.unsent_bytes += bytes;
+    }
+
+    pub fn has_unsent(&self) -> bool {
+        self.snd_nxt < self.psn_tail
+    }
+
+    /// Whether packets are sent and not acknowledged.
+    pub fn in_flight(&self) -> bool {
+        self.snd_una < self.snd_nxt
+    }
+
+    fn seek(&mut self, psn: u64) -> usize {
+        if self.hint >= self.wqes.len() || self.wqes[self.hint].psn_start > psn {
+            self.hint = 0;
+        }
+        while self.wqes[self.hint].end() <= psn {
+            self.hint += 1;
+        }
+        self.hint
+    }
+
+    /// The WQE priority of the next packet, if any.
+    pub fn next_prio(&mut self) -> Option<u8> {
+        if !self.has_unsent() {
+            return None;
+        }
+        let i = self.seek(self.snd_nxt);
+        Some(self.wqes[i].prio)
+    }
+
+    /// Takes the next packet in PSN order.
+    pub fn next_segment(&mut self, mtu: u32) -> Option<RdmaSeg> {
+        if !self.has_unsent() {
+            return None;
+        }
+        let psn = self.snd_nxt;
+        let i = self.seek(psn);
+        let w = self.wqes[i];
+        let k = psn - w.psn_start;
+        let payload = if k + 1 == w.npkts {
+            (w.bytes - k * mtu as u64) as u32
+        } else {
+            mtu
+        };
+        let retx = psn < self.high_tx;
+        if retx {
+            self.retx_pkts += 1;
+        } else {
+            self.unsent_bytes -= payload as u64;
+            self.high_tx = psn + 1;
+        }
+        self.snd_nxt += 1;
+        Some(RdmaSeg {
+            psn,
+            payload,
+            msg: w.msg,
+            prio: w.prio,
+            retx,
+        })
+    }
+
+    /// A cumulative ACK: the receiver expects `expected` next. Returns the WQEs it completes,
+    /// oldest first, through `done`.
+    pub fn on_ack(&mut self, expected: u64, mut done: impl FnMut(Wqe)) {
+        if expected <= self.snd_una {
+            return;
+        }
+        let expected = expected.min(self.high_tx);
+        self.snd_una = expected;
+        if self.snd_nxt < expected {
+            self.snd_nxt = expected;
+        }
+        while let Some(w) = self.wqes.front() {
+            if w.end() > expected {
+                break;
+            }
+            let w = self.wqes.pop_front().expect("front");
+            self.outstanding -= w.bytes;
+            self.hint = self.hint.saturating_sub(1);
+            done(w);
+        }
+    }
+
+    /// A NACK naming the receiver's expected PSN: go back to it.
+    pub fn on_nack(&mut self, expected: u64, done: impl FnMut(Wqe)) {
+        self.nacks += 1;
+        self.on_ack(expected, done);
+        if expected < self.snd_nxt && expected >= self.snd_una {
+            self.snd_nxt = expected;
+        }
+    }
+
+    /// Retransmission timeout: resend from the oldest unacknowledged PSN.
+    pub fn on_timeout(&mut self) {
+        self.timeouts += 1;
+        self.snd_nxt = self.snd_una;
+    }
+
+    /// Earliest time the next packet may start at rate `rate_bps`, given the last one.
+    pub fn next_allowed(&self, rate_bps: f64) -> SimTime {
+        if self.last_size == 0 {
+            return SimTime::ZERO;
+        }
+        let gap = self.last_size as f64 * 8.0 / rate_bps * 1e12;
+        self.last_tx + SimTime(gap.ceil() as u64)
+    }
+
+    /// The DCQCN rate at `now` (line rate when rate control is off).
+    pub fn rate(&mut self, now: SimTime, p: &RdmaParams, line_bps: f64) -> f64 {
+        match &p.dcqcn {
+            Some(d) => self.dcqcn.rate_at(now, d),
+            None => line_bps,
+        }
+    }
+}
+
+/// What the receiver answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxReply {
+    /// Accepted (or duplicate): ACK with the next expected PSN.
+    Ack(u64),
+    /// Out of order: NACK the expected PSN.
+    Nack(u64),
+    /// Out of order, NACK suppressed by the rate limit.
+    Silent,
+}
+
+/// Receiver side of a queue pair.
+#[derive(Clone, Debug, Default)]
+pub struct QpReceiver {
+    pub expected: u64,
+    last_nack_at: Option<SimTime>,
+    last_nack_psn: u64,
+    /// Packets dropped because they arrived out of order.
+    pub ooo_dropped: u64,
+    pub duplicates: u64,
+}
+
+impl QpReceiver {
+    pub fn on_data(&mut self, psn: u64, now: SimTime, nack_interval: SimTime) -> RxReply {
+        if psn == self.expected {
+            self.expected += 1;
+            RxReply::Ack(self.expected)
+        } else if psn < self.expected {
+            self.duplicates += 1;
+            RxReply::Ack(self.expected)
+        } else {
+            self.ooo_dropped += 1;
+            let allowed = match self.last_nack_at {
+                None => true,
+                Some(t) => self.last_nack_psn != self.expected || now >= t + nack_interval,
+            };
+            if allowed {
+                self.last_nack_at = Some(now);
+                self.last_nack_psn = self.expected;
+                RxReply::Nack(self.expected)
+            } else {
+                RxReply::Silent
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packetisation_never_spans_wqes() {
+        let mut s = QpSender::new(10e9);
+        s.post(7, 2500, 1, 1000);
+        s.post(8, 1000, 2, 1000);
+        let segs: Vec<RdmaSeg> = std::iter::from_fn(|| s.next_segment(1000)).collect();
+        let got: Vec<(u64, u32, u32, u8)> = segs
+            .iter()
+            .map(|x| (x.psn, x.payload, x.msg, x.prio))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 1000, 7, 1),
+                (1, 1000, 7, 1),
+                (2, 500, 7, 1),
+                (3, 1000, 8, 2)
+            ]
+        );
+        assert_eq!(s.unsent_bytes, 0);
+        let mut done = Vec::new();
+        s.on_ack(3, |w| done.push(w.msg));
+        assert_eq!(done, vec![7]);
+        assert_eq!(s.outstanding, 1000);
+    }
+
+    #[test]
+    fn go_back_n_recovers_from_a_forced_drop() {
+        let mut s = QpSender::new(10e9);
+        let mut r = QpReceiver::default();
+        s.post(1, 10_000, 1, 1000);
+        let now = SimTime::ZERO;
+        let ni = SimTime::from_us(500);
+        let mut delivered = Vec::new();
+        let mut completed = Vec::new();
+        // Send everything, dropping PSN 3 once.
+        let mut dropped = false;
+        let mut rounds = 0;
+        while completed.is_empty() && rounds < 10 {
+            rounds += 1;
+            let mut replies = Vec::new();
+            while let Some(seg) = s.next_segment(1000) {
+                if seg.psn == 3 && !dropped {
+                    dropped = true;
+                    continue;
+                }
+                let rep = r.on_data(seg.psn, now, ni);
+                if let RxReply::Ack(_) = rep
+                    && !delivered.contains(&seg.psn)
+                {
+                    delivered.push(seg.psn);
+                }
+                replies.push(rep);
+            }
+            for rep in replies {
+                match rep {
+                    RxReply::Ack(e) => s.on_ack(e, |w| completed.push(w.msg)),
+                    RxReply::Nack(e) => s.on_nack(e, |w| completed.push(w.msg)),
+                    RxReply::Silent => {}
+                }
+            }
+        }
+        assert_eq!(completed, vec![1]);
+        assert_eq!(
+            delivered,
+            (0..10).collect::<Vec<u64>>(),
+            "in order, each once"
+        );
+        // One NACK (the rest suppressed), and PSNs 3..9 were resent.
+        assert_eq!(s.nacks, 1);
+        assert_eq!(s.retx_pkts, 7);
+        assert_eq!(r.ooo_dropped, 6);
+    }
+
+    #[test]
+    fn nack_rate_limit() {
+        let mut r = QpReceiver::default();
+        let ni = SimTime::from_us(500);
+        assert_eq!(r.on_data(2, SimTime::ZERO, ni), RxReply::Nack(0));
+        assert_eq!(r.on_data(3, SimTime::from_us(10), ni), RxReply::Silent);
+        assert_eq!(r.on_data(4, SimTime::from_us(500), ni), RxReply::Nack(0));
+        assert_eq!(r.on_data(0, SimTime::from_us(501), ni), RxReply::Ack(1));
+        // The expected PSN changed: a NACK may go at once.
+        assert_eq!(r.on_data(5, SimTime::from_us(502), ni), RxReply::Nack(1));
+    }
+
+    #[test]
+    fn timeout_rewinds_to_una() {
+        let mut s = QpSender::new(10e9);
+        s.post(1, 5000, 1, 1000);
+        while s.next_segment(1000).is_some() {}
+        s.on_ack(2, |_| {});
+        s.on_timeout();
+        assert_eq!(s.next_segment(1000).unwrap().psn, 2);
+        assert!(s.next_segment(1000).unwrap().retx);
+    }
+
+    #[test]
+    fn pacing_gap_follows_rate() {
+        let mut s = QpSender::new(10e9);
+        s.last_tx = SimTime::from_us(1);
+        s.last_size = 1000;
+        assert_eq!(
+            s.next_allowed(1e9),
+            SimTime::from_us(1) + SimTime::from_ns(8000)
+        );
+    }
+}
