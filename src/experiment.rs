@@ -183,11 +183,15 @@ pub fn collect(
     };
     if let Some(r) = &sim.rdma {
         for f in &sim.flows {
-            if let Proto::Rdma { snd, .. } = &f.proto {
-                totals.timeouts += snd.timeouts;
-                totals.nacks += snd.nacks;
-                totals.cnps += snd.dcqcn.cnps;
-                totals.rate_decreases += snd.dcqcn.decreases;
+            match &f.proto {
+                Proto::Rdma { snd, .. } => {
+                    totals.timeouts += snd.timeouts;
+                    totals.nacks += snd.nacks;
+                    totals.cnps += snd.dcqcn.cnps;
+                    totals.rate_decreases += snd.dcqcn.decreases;
+                }
+                Proto::MpRdma { snd, .. } => totals.timeouts += snd.timeouts,
+                _ => {}
             }
         }
         totals.queue_pairs = sim.flows.len() as u64;
@@ -224,7 +228,7 @@ pub fn collect(
         let fct = f.finish.map(|t| t - f.start);
         let (retx, to) = match &f.proto {
             Proto::Tcp { snd, .. } => (snd.retransmits, snd.timeouts),
-            Proto::Udp { .. } | Proto::Rdma { .. } => (0, 0),
+            Proto::Udp { .. } | Proto::Rdma { .. } | Proto::MpRdma { .. } => (0, 0),
         };
         totals.retransmits += retx;
         totals.timeouts += to;

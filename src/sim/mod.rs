@@ -657,6 +657,7 @@ impl Sim {
         let fl = &mut self.flows[f.idx()];
         match &mut fl.proto {
             Proto::Rdma { snd, .. } => snd.next_prio(),
+            Proto::MpRdma { snd, .. } => snd.wqes.front().map(|w| w.prio),
             _ => Some(fl.prio),
         }
     }
@@ -725,7 +726,7 @@ impl Sim {
                     self.set_pace(f, now + wait);
                 }
             }
-            (Proto::Rdma { .. }, TransportSpec::Rdma(_)) => {
+            (Proto::Rdma { .. } | Proto::MpRdma { .. }, TransportSpec::Rdma(_)) => {
                 if !self.rdma_emit(f, &mut pkt) {
                     return None;
                 }
@@ -803,7 +804,7 @@ impl Sim {
                 }
             }
             (Proto::Udp { .. }, _) => {}
-            (Proto::Rdma { .. }, _) => self.rdma_timeout(f),
+            (Proto::Rdma { .. } | Proto::MpRdma { .. }, _) => self.rdma_timeout(f),
             _ => unreachable!(),
         }
         self.make_ready(f);
@@ -812,7 +813,10 @@ impl Sim {
     fn host_receive(&mut self, pkt: Packet) {
         self.cons.delivered_pkts += 1;
         self.cons.delivered_bytes += pkt.size as u64;
-        let rdma = matches!(self.flows[pkt.flow.idx()].proto, Proto::Rdma { .. });
+        let rdma = matches!(
+            self.flows[pkt.flow.idx()].proto,
+            Proto::Rdma { .. } | Proto::MpRdma { .. }
+        );
         match (pkt.kind, rdma) {
             (PktKind::Data, false) => self.on_data(pkt),
             (PktKind::Ack, false) => self.on_ack(pkt),

@@ -28,6 +28,7 @@ use super::*;
 use crate::engine::RngStream;
 use crate::net::lb::ecmp_index;
 use crate::net::packet::PROTO_UDP;
+use crate::transport::mprdma::{MpParams, MpReceiver, MpSender};
 use crate::transport::rdma::{QpReceiver, QpSender, RdmaParams, RxReply, Wqe};
 use serde::Serialize;
 
@@ -41,8 +42,16 @@ pub enum HostSched {
     SinglePath,
     PerMessage,
     Nem,
-    Srm { chunk: u64 },
-    Gpmp { paths: u32, slice: u64, limit: u64 },
+    Srm {
+        chunk: u64,
+    },
+    Gpmp {
+        paths: u32,
+        slice: u64,
+        limit: u64,
+    },
+    /// One MP-RDMA connection per host pair, messages FIFO.
+    MpRdma,
 }
 
 /// The RDMA side of a run's transport choice.
@@ -55,6 +64,8 @@ pub struct RdmaSpec {
     /// Switch queue (wire priority) of short and of long messages' data.
     pub short_prio: u8,
     pub long_prio: u8,
+    /// MP-RDMA parameters (for `HostSched::MpRdma`).
+    pub mp: Option<MpParams>,
 }
 
 /// One message of the workload.
@@ -97,6 +108,7 @@ pub struct RdmaHost {
     pairs: Vec<Option<Pair>>,
     n_hosts: usize,
     sport_rng: RngStream,
+    mp_rng: RngStream,
     scratch: Vec<Wqe>,
 }
 
@@ -128,6 +140,7 @@ impl RdmaHost {
             pairs: vec![None; n_hosts * n_hosts],
             n_hosts,
             sport_rng: RngStream::new(seed, "rdma.sport"),
+            mp_rng: RngStream::new(seed, "mprdma"),
             scratch: Vec::new(),
         }
     }
@@ -199,10 +212,16 @@ impl Sim {
             prio: 1,
             nic_class: class,
             ack_prio,
-            proto: Proto::Rdma {
-                snd: QpSender::new(line),
-                rcv: QpReceiver::default(),
-                line_bps: line,
+            proto: match &self.rdma.as_ref().expect("RDMA run").spec.mp {
+                Some(mp) => Proto::MpRdma {
+                    snd: MpSender::new(mp),
+                    rcv: MpReceiver::default(),
+                },
+                None => Proto::Rdma {
+                    snd: QpSender::new(line),
+                    rcv: QpReceiver::default(),
+                    line_bps: line,
+                },
             },
             started: true,
             finish: None,
@@ -230,7 +249,10 @@ impl Sim {
         let have = self.rdma().pairs[key].as_ref().map_or(0, |p| p.qps.len());
         if have == 0 {
             match self.rdma().spec.sched {
-                HostSched::SinglePath | HostSched::Srm { .. } | HostSched::PerMessage => {
+                HostSched::SinglePath
+                | HostSched::Srm { .. }
+                | HostSched::PerMessage
+                | HostSched::MpRdma => {
                     self.new_qp(src, dst, 1, None);
                 }
                 HostSched::Nem => {
@@ -262,8 +284,13 @@ impl Sim {
             host.spec.long_prio
         };
         let mtu = host.spec.params.mtu;
-        if let Proto::Rdma { snd, .. } = &mut self.flows[qp.idx()].proto {
-            snd.post(msg, bytes, prio, mtu);
+        match &mut self.flows[qp.idx()].proto {
+            Proto::Rdma { snd, .. } => snd.post(msg, bytes, prio, mtu),
+            Proto::MpRdma { snd, .. } => {
+                snd.post(msg, bytes, prio, mtu);
+                snd.kickstart(&mut host.mp_rng);
+            }
+            _ => unreachable!(),
         }
     }
 
@@ -274,7 +301,7 @@ impl Sim {
             (msg.src, msg.dst, msg.size, msg.short)
         };
         match self.rdma().spec.sched {
-            HostSched::SinglePath => {
+            HostSched::SinglePath | HostSched::MpRdma => {
                 let qp = self.pair_qp(src, dst, 0);
                 self.post(qp, m, size);
                 self.make_ready(qp);
@@ -403,6 +430,30 @@ impl Sim {
         let host = self.rdma.as_mut().expect("RDMA run");
         let p = &host.spec.params;
         let fl = &mut self.flows[f.idx()];
+        if let Proto::MpRdma { snd, .. } = &mut fl.proto {
+            let mp = host.spec.mp.as_ref().expect("MP-RDMA parameters");
+            let Some((seg, prio)) = snd.next_segment(now, p.mtu, mp, &mut host.mp_rng) else {
+                return false;
+            };
+            pkt.seq = seg.psn;
+            pkt.payload = seg.payload;
+            pkt.size = seg.payload + p.header;
+            pkt.prio = prio;
+            pkt.ecn = ecn::ECT;
+            pkt.aux = seg.msg as u64;
+            pkt.sport = seg.sport;
+            if seg.retx {
+                pkt.flags |= flags::RETX;
+                host.msgs[seg.msg as usize].retx += 1;
+            }
+            fl.stats.data_pkts += 1;
+            if let Some(rto) = p.rto
+                && fl.timer_deadline == SimTime::MAX
+            {
+                self.set_timer(f, now + rto);
+            }
+            return true;
+        }
         let Proto::Rdma { snd, line_bps, .. } = &mut fl.proto else {
             unreachable!()
         };
@@ -467,6 +518,42 @@ impl Sim {
         let host = self.rdma.as_mut().expect("RDMA run");
         let p = &host.spec.params;
         let fl = &mut self.flows[pkt.flow.idx()];
+        if let Proto::MpRdma { rcv, .. } = &mut fl.proto {
+            let l = host.spec.mp.as_ref().expect("MP-RDMA parameters").l;
+            let msg = &mut host.msgs[pkt.aux as usize];
+            if pkt.ce() {
+                msg.ce += 1;
+                fl.stats.ce_rcvd += 1;
+            }
+            if !rcv.on_data(pkt.seq, l) {
+                // Beyond the bitmap or a duplicate: dropped without an ACK.
+                return;
+            }
+            msg.rcvd += pkt.payload as u64;
+            if msg.rcvd == msg.size {
+                msg.rcv_finish = Some(now);
+            }
+            let ack = Packet {
+                flow: pkt.flow,
+                src: fl.dst,
+                dst: fl.src,
+                seq: rcv.aack,
+                aux: pkt.seq,
+                ts: pkt.ts,
+                size: p.header,
+                payload: 0,
+                sport: pkt.dport,
+                dport: pkt.sport,
+                in_port: PortId(0),
+                kind: PktKind::Ack,
+                prio: p.ack_prio,
+                ecn: if pkt.ce() { ecn::ECE } else { 0 },
+                flags: pkt.flags & flags::RETX,
+            };
+            let hp = self.net.host_port(fl.dst);
+            self.send_control(hp, ack);
+            return;
+        }
         let Proto::Rdma { rcv, .. } = &mut fl.proto else {
             unreachable!()
         };
@@ -516,6 +603,43 @@ impl Sim {
         let host = self.rdma.as_mut().expect("RDMA run");
         let p = &host.spec.params;
         let fl = &mut self.flows[f.idx()];
+        if let Proto::MpRdma { snd, .. } = &mut fl.proto {
+            let mp = host.spec.mp.as_ref().expect("MP-RDMA parameters");
+            let mut done = std::mem::take(&mut host.scratch);
+            let una_before = snd.snd_una;
+            snd.on_ack(
+                pkt.seq,
+                pkt.aux,
+                pkt.dport,
+                pkt.ecn & ecn::ECE != 0,
+                pkt.flags & flags::RETX != 0,
+                mp,
+                |w| done.push(w),
+            );
+            let (busy, progressed) = (snd.busy(), snd.snd_una > una_before);
+            let rto = p.rto;
+            if !busy {
+                fl.timer_deadline = SimTime::MAX;
+            } else if progressed && let Some(rto) = rto {
+                self.set_timer(f, now + rto);
+            }
+            for w in done.drain(..) {
+                let host = self.rdma.as_mut().expect("RDMA run");
+                let m = &mut host.msgs[w.msg as usize];
+                m.unacked -= w.bytes;
+                if m.unacked == 0 {
+                    m.finish = Some(now);
+                    self.finished += 1;
+                }
+            }
+            let host = self.rdma.as_mut().expect("RDMA run");
+            host.scratch = done;
+            if let Proto::MpRdma { snd, .. } = &mut self.flows[f.idx()].proto {
+                snd.kickstart(&mut host.mp_rng);
+            }
+            self.make_ready(f);
+            return;
+        }
         let Proto::Rdma { snd, .. } = &mut fl.proto else {
             unreachable!()
         };
@@ -570,11 +694,17 @@ impl Sim {
         let Some(rto) = self.rdma().spec.params.rto else {
             return;
         };
-        if let Proto::Rdma { snd, .. } = &mut self.flows[f.idx()].proto
-            && snd.in_flight()
-        {
-            snd.on_timeout();
-            self.set_timer(f, now + rto);
+        let host = self.rdma.as_mut().expect("RDMA run");
+        match &mut self.flows[f.idx()].proto {
+            Proto::Rdma { snd, .. } if snd.in_flight() => {
+                snd.on_timeout();
+                self.set_timer(f, now + rto);
+            }
+            Proto::MpRdma { snd, .. } if snd.busy() => {
+                snd.on_timeout(&mut host.mp_rng);
+                self.set_timer(f, now + rto);
+            }
+            _ => {}
         }
     }
 }

@@ -13,11 +13,13 @@
 //! list for its priority, and the NIC asks it for one packet at a time when the wire is free.
 
 pub mod dcqcn;
+pub mod mprdma;
 pub mod rdma;
 pub mod tcp;
 
 use crate::ids::FlowId;
 use crate::units::SimTime;
+use mprdma::{MpReceiver, MpSender};
 use rdma::{QpReceiver, QpSender};
 use tcp::{TcpReceiver, TcpSender};
 
@@ -43,6 +45,11 @@ pub enum Proto {
         snd: QpSender,
         rcv: QpReceiver,
         line_bps: f64,
+    },
+    /// An MP-RDMA connection.
+    MpRdma {
+        snd: MpSender,
+        rcv: MpReceiver,
     },
 }
 
@@ -115,6 +122,7 @@ impl Flow {
             Proto::Tcp { snd, .. } => snd.can_send(),
             Proto::Udp { sent, .. } => *sent < self.size,
             Proto::Rdma { snd, .. } => snd.has_unsent(),
+            Proto::MpRdma { snd, .. } => snd.can_send(),
         }
     }
 }
