@@ -863,7 +863,7 @@ impl Config {
             },
             RdmaHostKind::MpRdma => HostSched::MpRdma,
         };
-        let mp = (scheme.rdma_host == Some(RdmaHostKind::MpRdma)).then(|| {
+        let mp = (scheme.rdma_host == Some(RdmaHostKind::MpRdma)).then_some({
             crate::transport::mprdma::MpParams {
                 delta: self.mprdma.delta,
                 l: self.mprdma.bitmap,
