@@ -466,4 +466,58 @@ mod tests {
         assert!(xon, "XON never sent");
         assert!(!m.ingress_paused(0, 1));
     }
+
+    /// GPMP's per-priority thresholds (alpha_high = 1, alpha_low = 1/8): under the same
+    /// arrival pattern the low priority pauses (lossless) or drops (lossy) first, and the
+    /// high priority absorbs several times more before it does.
+    #[test]
+    fn per_priority_thresholds_pause_or_drop_the_low_class_first() {
+        for lossless in [true, false] {
+            let cfg = BufferConfig {
+                kind: BufferKind::Shared,
+                size: Bytes(1_000_000),
+                alpha: 0.125,
+                alpha_per_prio: vec![0.125, 1.0, 0.125],
+                reserve: Bytes(0),
+                ..Default::default()
+            };
+            let mask = if lossless { 0b110 } else { 0 };
+            let mut m = Mmu::new(&cfg, vec![20_000; 4], 3, mask);
+            let mut first = None;
+            let mut taken = [0u64; 3];
+            for _ in 0..4000 {
+                for (prio, inp, out) in [(1u8, 0usize, 2usize), (2, 1, 3)] {
+                    if taken[prio as usize] == u64::MAX {
+                        continue;
+                    }
+                    match m.admit(inp, out, prio, 500) {
+                        Admit::Accept { xoff } => {
+                            taken[prio as usize] += 500;
+                            if xoff && first.is_none() {
+                                first = Some(prio);
+                            }
+                        }
+                        Admit::Drop { .. } => {
+                            if first.is_none() {
+                                first = Some(prio);
+                            }
+                        }
+                    }
+                }
+            }
+            assert_eq!(
+                first,
+                Some(2),
+                "lossless={lossless}: the low priority must react first"
+            );
+            if !lossless {
+                assert!(
+                    taken[1] > 3 * taken[2],
+                    "high {} low {}",
+                    taken[1],
+                    taken[2]
+                );
+            }
+        }
+    }
 }

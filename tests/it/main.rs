@@ -7,3 +7,4 @@ mod common;
 mod dctcp;
 mod determinism;
 mod fabric;
+mod rdma;

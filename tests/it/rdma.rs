@@ -1,0 +1,280 @@
+//! RDMA transport, GPMP and its baselines end to end.
+
+use crate::common::{cfg, collect, run, sim};
+use dcsim::net::lb::ecmp_index;
+use dcsim::net::packet::PROTO_UDP;
+use dcsim::sim::Sim;
+use dcsim::transport::Proto;
+use dcsim::units::SimTime;
+
+/// 16-host, 4-leaf, 4-spine leaf-spine at 10 Gbps with the GPMP spec's switch defaults.
+const FABRIC: &str = "[topology]\nkind = \"leaf_spine\"\n\
+    [switch]\nqueues = 3\n\
+    ecn = { kind = \"red\", kmin = \"40KB\", kmax = \"160KB\", pmax = 0.2, at = \"dequeue\" }\n\
+    buffer = { kind = \"shared\", size = \"3MB\" }\n\
+    pfc = { enabled = true, priorities = [1, 2] }\n\
+    [packet]\nmss = \"1000B\"\nheader = \"82B\"\n\
+    [metrics]\nsize_classes = [\"50KB\"]\n";
+
+fn flows(list: &[(u32, u32, u64, u64)]) -> String {
+    let mut s = String::from("[workload]\nkind = \"flows\"\nflows = [\n");
+    for (a, b, size, start_us) in list {
+        s += &format!(
+            "  {{ src = {a}, dst = {b}, size = \"{size}B\", start = \"{start_us}us\" }},\n"
+        );
+    }
+    s + "]\n"
+}
+
+#[test]
+fn classification_boundary_is_strict_at_50kb() {
+    let c = cfg(&format!(
+        "schemes = [\"GPMP\"]\n{FABRIC}{}",
+        flows(&[(0, 4, 49_999, 0), (0, 4, 50_000, 0), (1, 5, 1, 0)])
+    ));
+    let s = sim(&c, "GPMP");
+    let msgs = &s.rdma.as_ref().unwrap().msgs;
+    assert_eq!(
+        msgs.iter().map(|m| m.short).collect::<Vec<_>>(),
+        [true, false, true]
+    );
+    // The time form: 40 us at 10 Gbps is the same 50 KB boundary.
+    let c = cfg(&format!(
+        "schemes = [\"GPMP\"]\n[gpmp]\nshort_threshold_time = \"40us\"\n{FABRIC}{}",
+        flows(&[(0, 4, 49_999, 0), (0, 4, 50_000, 0)])
+    ));
+    let s = sim(&c, "GPMP");
+    let msgs = &s.rdma.as_ref().unwrap().msgs;
+    assert_eq!(
+        msgs.iter().map(|m| m.short).collect::<Vec<_>>(),
+        [true, false]
+    );
+}
+
+/// Egress ports of leaf 0 towards the spines, in spine order.
+fn uplinks(s: &Sim, leaf: usize) -> Vec<usize> {
+    let n = s.net.n_hosts;
+    (0..s.net.ports.len())
+        .filter(|&p| {
+            s.net.ports[p].node.idx() == n + leaf && s.net.ports[p].peer_node.idx() >= n + 4
+        })
+        .collect()
+}
+
+#[test]
+fn every_low_priority_qp_lands_on_its_intended_spine() {
+    // One 2 MB message from host 0 (leaf 0) to host 4 (leaf 1).
+    let c = cfg(&format!(
+        "schemes = [\"GPMP\"]\n{FABRIC}{}",
+        flows(&[(0, 4, 2_000_000, 0)])
+    ));
+    let mut s = sim(&c, "GPMP");
+    let reason = s.run_until(SimTime::MAX).unwrap();
+    let r = collect(&s, &c, "GPMP", reason);
+    assert_eq!(r.totals.finished, 1);
+    let qps = s.rdma.as_ref().unwrap().pair_qps(0, 4).to_vec();
+    assert_eq!(
+        qps.len(),
+        5,
+        "one high-priority QP and n = 4 low-priority QPs"
+    );
+    let salt = s.net.switches[0].lb.salt;
+    for (k, q) in qps[1..].iter().enumerate() {
+        let f = &s.flows[q.idx()];
+        assert_eq!(
+            ecmp_index(0, 4, PROTO_UDP, f.sport, f.dport, salt, 4),
+            k,
+            "QP {k}"
+        );
+    }
+    // And the data really crossed all four spines, about a quarter each.
+    let up = uplinks(&s, 0);
+    assert_eq!(up.len(), 4);
+    let bytes: Vec<u64> = up.iter().map(|&p| s.net.ports[p].stats.tx_bytes).collect();
+    let total: u64 = bytes.iter().sum();
+    for (k, b) in bytes.iter().enumerate() {
+        let share = *b as f64 / total as f64;
+        assert!(
+            (share - 0.25).abs() < 0.05,
+            "spine {k} carried {share:.3} of the message"
+        );
+    }
+}
+
+#[test]
+fn slicing_never_exceeds_the_outstanding_limit() {
+    // Several long messages from host 0 to host 4 and a competing sender into host 4.
+    let c = cfg(&format!(
+        "schemes = [\"GPMP\"]\n[gpmp]\nslice = \"16KB\"\nlimit = \"48KB\"\n{FABRIC}{}",
+        flows(&[
+            (0, 4, 1_000_000, 0),
+            (0, 4, 300_000, 5),
+            (0, 4, 700_000, 10),
+            (8, 4, 2_000_000, 0),
+        ])
+    ));
+    let mut s = sim(&c, "GPMP");
+    let mut t = SimTime::ZERO;
+    let mut max_seen = 0;
+    let mut samples = 0;
+    loop {
+        t += SimTime::from_ns(500);
+        let done = s.run_until(t);
+        for q in s.rdma.as_ref().unwrap().pair_qps(0, 4)[1..].iter() {
+            if let Proto::Rdma { snd, .. } = &s.flows[q.idx()].proto {
+                assert!(
+                    snd.outstanding <= 48_000,
+                    "QP outstanding {} > L",
+                    snd.outstanding
+                );
+                max_seen = max_seen.max(snd.outstanding);
+            }
+        }
+        samples += 1;
+        if done.is_some() {
+            break;
+        }
+    }
+    assert!(samples > 100);
+    assert_eq!(max_seen, 48_000, "the limit is reached (slices of 16 KB)");
+    collect(&s, &c, "GPMP", dcsim::sim::EndReason::AllFinished);
+}
+
+#[test]
+fn gpmp_switch_bundle_is_strict_priority_with_min_bandwidth() {
+    let c = cfg(&format!(
+        "schemes = [\"GPMP\", \"SP-RDMA\"]\n{FABRIC}{}",
+        flows(&[(0, 4, 1000, 0)])
+    ));
+    let g = c.switch_for(&dcsim::config::Scheme::builtin("GPMP").unwrap());
+    match g.scheduler {
+        dcsim::net::port::SchedulerConfig::StrictMinBw {
+            ref min_rate,
+            strict_top,
+            ..
+        } => {
+            assert_eq!(strict_top, 1);
+            assert_eq!(min_rate[1].bps(), 1_000_000_000);
+            assert_eq!(min_rate[2].bps(), 1_000_000_000);
+        }
+        ref other => panic!("{other:?}"),
+    }
+    assert_eq!(g.buffer.alpha_per_prio, vec![0.125, 1.0, 0.125]);
+    let sp = c.switch_for(&dcsim::config::Scheme::builtin("SP-RDMA").unwrap());
+    assert_eq!(sp.scheduler, dcsim::net::port::SchedulerConfig::Strict);
+    assert!(sp.buffer.alpha_per_prio.is_empty());
+}
+
+/// A small web-search run at load 0.6: GPMP must beat SP-RDMA on short-message p99 FCT, and
+/// no packet of a lossless class may be dropped.
+#[test]
+fn gpmp_beats_sp_rdma_on_short_message_tail_and_nothing_lossless_drops() {
+    let c = cfg(&format!(
+        "schemes = [\"GPMP\", \"SP-RDMA\"]\n{FABRIC}\
+         [workload]\nkind = \"poisson\"\nload = 0.6\nflows = 400\n"
+    ));
+    let g = run(&c, "GPMP");
+    let sp = run(&c, "SP-RDMA");
+    for r in [&g, &sp] {
+        assert_eq!(r.totals.drops, 0, "{}: lossless classes dropped", r.plan.id);
+        assert_eq!(r.totals.finished, 400);
+    }
+    let short = |r: &dcsim::experiment::RunResult| {
+        r.classes
+            .iter()
+            .find(|k| k.class == "<50KB")
+            .unwrap()
+            .clone()
+    };
+    let (gs, ss) = (short(&g), short(&sp));
+    assert!(gs.flows > 100);
+    assert!(
+        gs.p99_fct_us < ss.p99_fct_us,
+        "GPMP short p99 {} us vs SP-RDMA {} us",
+        gs.p99_fct_us,
+        ss.p99_fct_us
+    );
+}
+
+#[test]
+fn every_rdma_scheme_completes_a_small_workload() {
+    let c = cfg(&format!(
+        "schemes = [\"SP-RDMA\"]\n{FABRIC}[workload]\nkind = \"poisson\"\nload = 0.5\nflows = 150\n"
+    ));
+    for scheme in [
+        "SP-RDMA",
+        "SP-RDMA-perflow",
+        "NEM-like",
+        "SRM-like",
+        "GPMP",
+        "GPMP-end-only",
+        "GPMP-switch-only",
+        "MP-RDMA",
+    ] {
+        let r = run(&c, scheme);
+        assert_eq!(r.totals.finished, 150, "{scheme}");
+        assert_eq!(r.totals.drops, 0, "{scheme}");
+        for rec in &r.records {
+            assert!(
+                rec.slowdown.unwrap() >= 0.999,
+                "{scheme}: slowdown below 1: {rec:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rdma_idle_path_matches_the_ideal_fct() {
+    // One message at a time on an idle fabric, DCQCN off (no marking either way).
+    let c = cfg(&format!(
+        "schemes = [\"SP-RDMA\"]\n[rdma]\ndcqcn = \"off\"\n{FABRIC}{}",
+        flows(&[
+            (0, 1, 1, 0),
+            (0, 4, 1000, 100),
+            (0, 4, 20_000, 200),
+            (3, 12, 1_000_000, 400)
+        ])
+    ));
+    let r = run(&c, "SP-RDMA");
+    for rec in &r.records {
+        assert_eq!(rec.fct_ps, Some(rec.ideal_fct_ps), "{rec:?}");
+    }
+}
+
+#[test]
+fn lossy_go_back_n_recovers_every_message() {
+    // PFC off and a small static buffer: an 8-to-1 incast drops; go-back-N with NACKs and a
+    // timeout delivers everything anyway.
+    let c = cfg("schemes = [\"SP-RDMA\"]\n\
+        [topology]\nkind = \"leaf_spine\"\n\
+        [switch]\nqueues = 3\nbuffer = { kind = \"static\", per_port = \"60KB\" }\n\
+        ecn = { kind = \"red\", kmin = \"40KB\", kmax = \"160KB\", pmax = 0.2, at = \"dequeue\" }\n\
+        [rdma]\nrto = \"200us\"\n\
+        [packet]\nmss = \"1000B\"\nheader = \"82B\"\n\
+        [workload]\nkind = \"incast\"\nfan_in = 8\nsize = \"200KB\"\nreceiver = 0\n");
+    let r = run(&c, "SP-RDMA");
+    assert!(r.totals.drops > 0, "the incast should overflow the buffer");
+    assert_eq!(r.totals.finished, 8);
+    assert!(r.totals.nacks > 0);
+    assert!(r.totals.retransmits > 0);
+    for rec in &r.records {
+        assert!(rec.rcv_finish_ps.is_some());
+    }
+}
+
+#[test]
+fn mp_rdma_spreads_one_connection_over_paths() {
+    let c = cfg(&format!(
+        "schemes = [\"MP-RDMA\"]\n{FABRIC}{}",
+        flows(&[(0, 4, 3_000_000, 0)])
+    ));
+    let mut s = sim(&c, "MP-RDMA");
+    let reason = s.run_until(SimTime::MAX).unwrap();
+    let r = collect(&s, &c, "MP-RDMA", reason);
+    assert_eq!(r.totals.finished, 1);
+    let used = uplinks(&s, 0)
+        .iter()
+        .filter(|&&p| s.net.ports[p].stats.tx_bytes > 100_000)
+        .count();
+    assert!(used >= 3, "MP-RDMA used {used} of 4 spines");
+}
