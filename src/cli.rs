@@ -63,13 +63,20 @@ pub fn main() -> Result<()> {
         } => run(config.as_deref(), jobs, seed, output_dir, quiet),
         Cmd::Validate { config } => {
             let c = Config::load(&config)?;
+            // Expanding the sweep checks every combination of axis values too.
+            let runs = experiment::plan(
+                &c,
+                &config.display().to_string(),
+                &Config::base_dir(&config),
+            )?;
             println!(
-                "{}: ok ({} hosts, {} scheme(s) x {} seed(s) = {} runs)",
+                "{}: ok ({} hosts, {} scheme(s) x {} seed(s) x {} sweep point(s) = {} runs)",
                 config.display(),
                 c.topology.n_hosts(),
                 c.schemes.len(),
                 c.seeds,
-                c.schemes.len() * c.seeds as usize
+                runs.len() / (c.schemes.len() * c.seeds as usize),
+                runs.len()
             );
             Ok(())
         }
@@ -94,14 +101,16 @@ fn load(config: Option<&Path>) -> Result<(Config, PathBuf)> {
     }
 }
 
-/// Runs every planned run of `cfg` on `jobs` threads; results in plan order.
+/// Runs every planned run of `cfg` on `jobs` threads, writes the experiment summary and its
+/// figures; results in plan order.
 pub fn run_all(
     cfg: &Config,
+    file: &str,
     base: &Path,
     jobs: Option<usize>,
     quiet: bool,
 ) -> Result<Vec<RunResult>> {
-    let plans = experiment::plan(cfg);
+    let plans = experiment::plan(cfg, file, base)?;
     let exp_dir = cfg.output_dir.join(&cfg.name);
     std::fs::create_dir_all(&exp_dir)
         .with_context(|| format!("cannot create {}", exp_dir.display()))?;
@@ -112,12 +121,12 @@ pub fn run_all(
         plans
             .par_iter()
             .map(|p| {
-                let r = experiment::execute(cfg, base, p)
+                let r = experiment::execute(&p.config, base, p)
                     .map_err(|e| anyhow::anyhow!("run {}: {e}", p.id))?;
                 if !r.conservation.holds() {
                     bail!("run {}: byte conservation violated: {:?}", p.id, r.conservation);
                 }
-                let dir = report::write_run(&exp_dir, cfg, &r)
+                let dir = report::write_run(&exp_dir, &p.config, &r)
                     .with_context(|| format!("writing results of run {}", p.id))?;
                 if !quiet {
                     eprintln!(
@@ -140,6 +149,23 @@ pub fn run_all(
     let sum = exp_dir.join("summary.csv");
     std::fs::write(&sum, report::summary_csv(&refs))
         .with_context(|| format!("cannot write {}", sum.display()))?;
+    for spec in &cfg.plot {
+        let series = crate::plot::aggregate(spec, &refs, &cfg.schemes);
+        let stem = spec.file.trim_end_matches(".svg");
+        let csv = exp_dir.join(format!("{stem}.csv"));
+        std::fs::write(&csv, crate::plot::table_csv(spec, &series))
+            .with_context(|| format!("cannot write {}", csv.display()))?;
+        crate::plot::draw_svg(spec, &series, &exp_dir.join(&spec.file))
+            .map_err(anyhow::Error::msg)?;
+        if !quiet {
+            eprintln!(
+                "figure {} (table {})",
+                exp_dir.join(&spec.file).display(),
+                csv.display()
+            );
+        }
+        println!("{}", crate::plot::table_text(spec, &series));
+    }
     Ok(results)
 }
 
@@ -158,7 +184,8 @@ fn run(
         cfg.output_dir = o;
     }
     if !quiet {
-        let n = cfg.schemes.len() * cfg.seeds as usize;
+        let combos: usize = cfg.sweep.axes.iter().map(|a| a.values.len()).product();
+        let n = cfg.schemes.len() * cfg.seeds as usize * combos;
         eprintln!(
             "dcsim {}: experiment `{}`, {} run(s), {} hosts, results in {}",
             env!("CARGO_PKG_VERSION"),
@@ -168,7 +195,10 @@ fn run(
             cfg.output_dir.join(&cfg.name).display()
         );
     }
-    let results = run_all(&cfg, &base, jobs, quiet)?;
+    let file = config
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "<embedded default>".into());
+    let results = run_all(&cfg, &file, &base, jobs, quiet)?;
     let out = std::io::stdout();
     let _ = out.is_terminal();
     print!("{}", report::table(&results));
@@ -219,9 +249,9 @@ fn bench(scenario: &str) -> Result<()> {
             let mut hops = 0u64;
             let mut wall = 0.0;
             let mut sim_ps = 0u64;
-            for p in experiment::plan(&cfg) {
-                let r =
-                    experiment::execute(&cfg, Path::new("."), &p).map_err(anyhow::Error::msg)?;
+            for p in experiment::plan(&cfg, "<bench>", Path::new("."))? {
+                let r = experiment::execute(&p.config, Path::new("."), &p)
+                    .map_err(anyhow::Error::msg)?;
                 events += r.totals.events;
                 hops += r.totals.packet_hops;
                 wall += r.wall_seconds;

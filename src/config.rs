@@ -220,6 +220,12 @@ pub struct Config {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// Parameter sweep: axes expanded into runs.
+    #[serde(default)]
+    pub sweep: crate::sweep::SweepConfig,
+    /// Figures drawn after the runs.
+    #[serde(default)]
+    pub plot: Vec<crate::plot::PlotSpec>,
 }
 
 /// DCQCN parameter profile.
@@ -769,6 +775,65 @@ impl Config {
                 "packet.mss",
                 "RDMA payloads are at most 4096B (RoCEv2 MTU)".into(),
             ));
+        }
+        for (i, a) in self.sweep.axes.iter().enumerate() {
+            if a.values.is_empty() {
+                return Err(err(&format!("sweep.axes[{i}]"), "lists no values".into()));
+            }
+            if self.sweep.axes[..i].iter().any(|b| b.key == a.key) {
+                return Err(err(
+                    &format!("sweep.axes[{i}]"),
+                    format!("`{}` twice", a.key),
+                ));
+            }
+            if a.key.starts_with("sweep") || a.key.starts_with("plot") || a.key == "schemes" {
+                return Err(err(
+                    &format!("sweep.axes[{i}].key"),
+                    format!("`{}` cannot be swept (list schemes in `schemes`)", a.key),
+                ));
+            }
+        }
+        let classes = crate::metrics::SizeClasses {
+            bounds: self.metrics.size_classes.iter().map(|b| b.0).collect(),
+        };
+        let class_names: Vec<String> = (0..classes.count()).map(|c| classes.name(c)).collect();
+        for (i, p) in self.plot.iter().enumerate() {
+            let k = |f: &str| format!("plot[{i}].{f}");
+            if !p.file.ends_with(".svg") || p.file.contains('/') || p.file.contains('\\') {
+                return Err(err(
+                    &k("file"),
+                    format!("`{}`: a plain file name ending in .svg", p.file),
+                ));
+            }
+            let axes: Vec<&str> = self.sweep.axes.iter().map(|a| a.key.as_str()).collect();
+            if !axes.contains(&p.x.as_str()) {
+                return Err(err(
+                    &k("x"),
+                    format!("`{}` is not a sweep axis; axes: {axes:?}", p.x),
+                ));
+            }
+            if let Some(s) = &p.series
+                && !axes.contains(&s.as_str())
+            {
+                return Err(err(&k("series"), format!("`{s}` is not a sweep axis")));
+            }
+            if crate::plot::METRICS.iter().all(|(m, _)| *m != p.y) {
+                let names: Vec<&str> = crate::plot::METRICS.iter().map(|m| m.0).collect();
+                return Err(err(
+                    &k("y"),
+                    format!("`{}` is not a metric; one of {names:?}", p.y),
+                ));
+            }
+            if p.class != "all" && !class_names.contains(&p.class) {
+                return Err(err(
+                    &k("class"),
+                    format!(
+                        "`{}` is not a size class; classes: all, {}",
+                        p.class,
+                        class_names.join(", ")
+                    ),
+                ));
+            }
         }
         self.workload
             .validate(self.topology.n_hosts(), base)

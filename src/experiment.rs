@@ -17,27 +17,94 @@ use std::time::Instant;
 /// One run: a scheme at a seed.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunPlan {
-    /// Stable id, used as the run's directory name: `<scheme>-s<seed>`.
+    /// Stable id, used as the run's directory name:
+    /// `<scheme>[-<axis>=<value>...]-s<seed>`.
     pub id: String,
     pub scheme: Scheme,
     pub seed: u64,
+    /// Sweep axis values of this run, as `(dotted key, value)`.
+    pub axes: Vec<(String, toml::Value)>,
+    /// The run's resolved config (the experiment's, with the axis values applied).
+    #[serde(skip)]
+    pub config: Config,
 }
 
-/// Expands the config into runs, schemes outermost.
-pub fn plan(cfg: &Config) -> Vec<RunPlan> {
-    let mut v = Vec::new();
-    for s in &cfg.schemes {
-        let scheme = Scheme::builtin(s).expect("validated scheme");
-        for k in 0..cfg.seeds as u64 {
-            let seed = cfg.seed + k;
-            v.push(RunPlan {
-                id: format!("{}-s{}", s, seed),
-                scheme: scheme.clone(),
-                seed,
-            });
+impl RunPlan {
+    /// A run of `scheme` at `seed` under `cfg` (no sweep).
+    pub fn single(cfg: &Config, scheme: &str, seed: u64) -> RunPlan {
+        RunPlan {
+            id: format!("{scheme}-s{seed}"),
+            scheme: Scheme::builtin(scheme).expect("known scheme"),
+            seed,
+            axes: Vec::new(),
+            config: cfg.clone(),
         }
     }
-    v
+
+    /// The value of sweep axis `key` in this run.
+    pub fn axis_value(&self, key: &str) -> Option<&toml::Value> {
+        self.axes.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// File-name-safe text of an axis value.
+fn id_text(v: &toml::Value) -> String {
+    crate::sweep::value_text(v)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || ".-_+".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Expands the config into runs: sweep combinations outermost, then schemes, then seeds.
+pub fn plan(
+    cfg: &Config,
+    file: &str,
+    base: &Path,
+) -> Result<Vec<RunPlan>, crate::config::ConfigError> {
+    let mut v = Vec::new();
+    for combo in crate::sweep::combinations(&cfg.sweep.axes) {
+        let run_cfg = if combo.is_empty() {
+            cfg.clone()
+        } else {
+            let c = crate::sweep::apply(cfg, &combo, file)?;
+            c.validate(file, base)?;
+            c
+        };
+        let axes: Vec<(String, toml::Value)> = cfg
+            .sweep
+            .axes
+            .iter()
+            .map(|a| a.key.clone())
+            .zip(combo.iter().cloned())
+            .collect();
+        let tag: String = cfg
+            .sweep
+            .axes
+            .iter()
+            .zip(&combo)
+            .map(|(a, val)| format!("-{}={}", a.column(), id_text(val)))
+            .collect();
+        for s in &cfg.schemes {
+            let scheme = Scheme::builtin(s).expect("validated scheme");
+            for k in 0..cfg.seeds as u64 {
+                let seed = cfg.seed + k;
+                v.push(RunPlan {
+                    id: format!("{s}{tag}-s{seed}"),
+                    scheme: scheme.clone(),
+                    seed,
+                    axes: axes.clone(),
+                    config: run_cfg.clone(),
+                });
+            }
+        }
+    }
+    Ok(v)
 }
 
 /// Run-level totals for `summary.csv` / `summary.json`.

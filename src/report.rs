@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 /// Column documentation of `fct.csv` (also in the README).
 pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps";
 
-/// Column list of the per-run and experiment `summary.csv`.
-pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,drops,timeouts,pfc_pauses,mean_util_fabric_links";
+/// Column list of the per-run and experiment `summary.csv` (sweep axes, when any, come
+/// after `seed`, one column each).
+pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,drops,timeouts,pfc_pauses,mean_util_fabric_links";
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -63,12 +64,19 @@ pub fn fct_csv(r: &RunResult) -> String {
 
 fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
     let t = &r.totals;
+    let axes: String = r
+        .plan
+        .axes
+        .iter()
+        .map(|(_, v)| format!("{},", crate::sweep::value_text(v)))
+        .collect();
     let _ = writeln!(
         s,
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.plan.id,
         r.plan.scheme.name,
         r.plan.seed,
+        axes,
         c.class,
         c.flows,
         c.finished,
@@ -80,6 +88,7 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         num(c.p50_slowdown),
         num(c.p99_slowdown),
         num(c.p999_slowdown),
+        c.drops,
         t.drops,
         t.timeouts,
         t.pfc_pauses,
@@ -90,7 +99,17 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
 /// `summary.csv` rows (one per size class, `all` first) for one run, with the header.
 pub fn summary_csv(runs: &[&RunResult]) -> String {
     let mut s = String::new();
-    s.push_str(SUMMARY_COLUMNS);
+    let axes: String = runs
+        .first()
+        .map(|r| {
+            r.plan
+                .axes
+                .iter()
+                .map(|(k, _)| format!("{},", k.rsplit('.').next().unwrap_or(k)))
+                .collect()
+        })
+        .unwrap_or_default();
+    s.push_str(&SUMMARY_COLUMNS.replacen("seed,", &format!("seed,{axes}"), 1));
     s.push('\n');
     for r in runs {
         for c in &r.classes {

@@ -150,6 +150,8 @@ pub struct ClassSummary {
     pub p50_slowdown: f64,
     pub p99_slowdown: f64,
     pub p999_slowdown: f64,
+    /// Packets of these flows dropped in the network.
+    pub drops: u64,
 }
 
 impl ClassSummary {
@@ -157,8 +159,10 @@ impl ClassSummary {
         let mut fct = Vec::new();
         let mut sd = Vec::new();
         let mut n = 0u64;
+        let mut drops = 0u64;
         for r in recs {
             n += 1;
+            drops += r.drops;
             if let (Some(f), Some(s)) = (r.fct_ps, r.slowdown) {
                 fct.push(f as f64 / 1e6);
                 sd.push(s);
@@ -185,6 +189,7 @@ impl ClassSummary {
             p50_slowdown: percentile(&sd, 0.5),
             p99_slowdown: percentile(&sd, 0.99),
             p999_slowdown: percentile(&sd, 0.999),
+            drops,
         }
     }
 }

@@ -89,21 +89,41 @@ pub enum WorkloadConfig {
         /// Path, relative to the config file.
         file: PathBuf,
     },
-    /// `fan_in` senders start together towards `receiver`.
+    /// `fan_in` senders start together towards one receiver, `bursts` times.
     Incast {
         /// Number of senders (1..=hosts−1).
         fan_in: u32,
-        /// Bytes per sender.
+        /// Bytes per sender; with `size_max`, uniform in `[size, size_max]`.
         size: Bytes,
-        /// Receiving host. Default 0.
+        #[serde(default)]
+        size_max: Option<Bytes>,
+        /// Receiving host. Default: host 0 with the lowest-numbered senders for a single
+        /// burst; with `random = true`, a random receiver and random distinct senders per burst.
         #[serde(default)]
         receiver: u32,
-        /// Start time. Default 0s.
+        #[serde(default)]
+        random: bool,
+        /// Start of the first burst. Default 0s.
         #[serde(default)]
         start: SimTime,
+        /// Number of bursts, 1..=100000. Default 1.
+        #[serde(default = "d_one")]
+        bursts: u32,
+        /// Time between bursts. Default 1ms.
+        #[serde(default = "d_interval")]
+        interval: SimTime,
     },
     /// An explicit list of flows.
     Flows { flows: Vec<InlineFlow> },
+    /// The union of several workloads (flow ids renumbered in start order).
+    Mix { parts: Vec<WorkloadConfig> },
+}
+
+fn d_one() -> u32 {
+    1
+}
+fn d_interval() -> SimTime {
+    SimTime::from_ms(1)
 }
 
 impl Default for WorkloadConfig {
@@ -162,7 +182,9 @@ impl WorkloadConfig {
             WorkloadConfig::Incast {
                 fan_in,
                 size,
+                size_max,
                 receiver,
+                bursts,
                 ..
             } => {
                 if *receiver as usize >= n_hosts {
@@ -179,6 +201,21 @@ impl WorkloadConfig {
                 }
                 if size.0 == 0 {
                     return e("size", "must be positive".into());
+                }
+                if size_max.is_some_and(|m| m < *size) {
+                    return e("size_max", format!("must be at least size ({size})"));
+                }
+                if *bursts == 0 || *bursts > 100_000 {
+                    return e("bursts", format!("must be in 1..=100000, got {bursts}"));
+                }
+            }
+            WorkloadConfig::Mix { parts } => {
+                if parts.is_empty() {
+                    return e("parts", "lists no workloads".into());
+                }
+                for (i, p) in parts.iter().enumerate() {
+                    p.validate(n_hosts, base)
+                        .map_err(|(k, m)| (format!("parts[{i}].{k}"), m))?;
                 }
             }
             WorkloadConfig::Flows { flows } => {
@@ -255,23 +292,61 @@ impl WorkloadConfig {
             WorkloadConfig::Incast {
                 fan_in,
                 size,
+                size_max,
                 receiver,
+                random,
                 start,
+                bursts,
+                interval,
             } => {
-                let senders = (0..n_hosts as u32).filter(|h| h != receiver);
-                senders
-                    .take(*fan_in as usize)
-                    .enumerate()
-                    .map(|(i, s)| FlowSpec {
-                        id: i as u32,
-                        src: s,
-                        dst: *receiver,
-                        size: size.0,
-                        start: *start,
-                        prio: None,
-                        deadline: None,
-                    })
-                    .collect()
+                let mut rng = RngStream::new(seed, "workload.incast");
+                let mut out = Vec::new();
+                for b in 0..*bursts {
+                    let t = *start + SimTime(interval.0 * b as u64);
+                    let (dst, senders): (u32, Vec<u32>) = if *random {
+                        let dst = rng.below(n_hosts as u64) as u32;
+                        let mut pool: Vec<u32> =
+                            (0..n_hosts as u32).filter(|&h| h != dst).collect();
+                        let mut chosen = Vec::with_capacity(*fan_in as usize);
+                        for _ in 0..*fan_in {
+                            let i = rng.below(pool.len() as u64) as usize;
+                            chosen.push(pool.swap_remove(i));
+                        }
+                        (dst, chosen)
+                    } else {
+                        let s = (0..n_hosts as u32).filter(|h| h != receiver);
+                        (*receiver, s.take(*fan_in as usize).collect())
+                    };
+                    for src in senders {
+                        let sz = match size_max {
+                            Some(m) if m.0 > size.0 => size.0 + rng.below(m.0 - size.0 + 1),
+                            _ => size.0,
+                        };
+                        out.push(FlowSpec {
+                            id: out.len() as u32,
+                            src,
+                            dst,
+                            size: sz,
+                            start: t,
+                            prio: None,
+                            deadline: None,
+                        });
+                    }
+                }
+                out
+            }
+            WorkloadConfig::Mix { parts } => {
+                let mut all = Vec::new();
+                for (i, p) in parts.iter().enumerate() {
+                    // Each part draws from its own streams.
+                    let part_seed = crate::engine::rng::mix64(seed ^ (0x9E37 + i as u64));
+                    all.extend(p.generate(n_hosts, host_rate, part_seed, base)?);
+                }
+                all.sort_by_key(|f| f.start);
+                for (i, f) in all.iter_mut().enumerate() {
+                    f.id = i as u32;
+                }
+                all
             }
             WorkloadConfig::Flows { flows } => flows
                 .iter()

@@ -1,4 +1,4 @@
-use dcsim::config::{Config, Scheme};
+use dcsim::config::Config;
 use dcsim::experiment::{self, RunPlan, RunResult};
 use dcsim::sim::Sim;
 use std::path::Path;
@@ -12,29 +12,25 @@ pub fn cfg(toml: &str) -> Config {
     c
 }
 
-pub fn plan(scheme: &str, seed: u64) -> RunPlan {
-    RunPlan {
-        id: format!("{scheme}-s{seed}"),
-        scheme: Scheme::builtin(scheme).expect("known scheme"),
-        seed,
-    }
+pub fn plan(c: &Config, scheme: &str, seed: u64) -> RunPlan {
+    RunPlan::single(c, scheme, seed)
 }
 
 /// Builds the simulation of `scheme` under `c`.
 pub fn sim(c: &Config, scheme: &str) -> Sim {
-    experiment::build_sim(c, Path::new("."), &plan(scheme, c.seed)).expect("builds")
+    experiment::build_sim(c, Path::new("."), &plan(c, scheme, c.seed)).expect("builds")
 }
 
 /// Runs `scheme` under `c` to the end and checks byte conservation.
 pub fn run(c: &Config, scheme: &str) -> RunResult {
-    let r = experiment::execute(c, Path::new("."), &plan(scheme, c.seed)).expect("runs");
+    let r = experiment::execute(c, Path::new("."), &plan(c, scheme, c.seed)).expect("runs");
     assert_conserved(&r);
     r
 }
 
 /// Collects a run driven by hand and checks conservation.
 pub fn collect(s: &Sim, c: &Config, scheme: &str, reason: dcsim::sim::EndReason) -> RunResult {
-    let r = experiment::collect(s, reason, plan(scheme, c.seed), c, Instant::now());
+    let r = experiment::collect(s, reason, plan(c, scheme, c.seed), c, Instant::now());
     assert_conserved(&r);
     r
 }

@@ -1,0 +1,317 @@
+//! Figures: `[[plot]]` sections of an experiment turn its runs into a table and an SVG chart.
+//!
+//! A plot names a sweep axis for x, a per-class summary metric for y, and a size class. Runs
+//! are grouped into series by scheme (and optionally by a second axis), the metric is averaged
+//! over seeds, and each point also records the minimum and maximum over seeds. Charts are SVG
+//! only (plotters' SVG backend, no system font libraries), drawn as lines with markers and
+//! min–max whiskers, one colour per series, with a legend.
+
+use crate::experiment::RunResult;
+use crate::metrics::ClassSummary;
+use crate::sweep::value_text;
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn d_class() -> String {
+    "all".into()
+}
+
+/// `[[plot]]`: one figure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    /// Output file name (written in the experiment's results directory), ending in `.svg`.
+    pub file: String,
+    pub title: String,
+    /// The sweep axis on the x axis (its dotted key).
+    pub x: String,
+    /// The metric: one of [`METRICS`].
+    pub y: String,
+    /// The size class ("all" or a class name such as "<50KB"). Default "all".
+    #[serde(default = "d_class")]
+    pub class: String,
+    /// A second sweep axis that splits each scheme into several series.
+    #[serde(default)]
+    pub series: Option<String>,
+    /// How that axis is named in the legend (default: the key's last segment).
+    #[serde(default)]
+    pub series_name: Option<String>,
+    /// Only these schemes (default: all of the experiment's).
+    #[serde(default)]
+    pub schemes: Option<Vec<String>>,
+    #[serde(default)]
+    pub x_label: Option<String>,
+    #[serde(default)]
+    pub y_label: Option<String>,
+}
+
+/// Metrics a plot can show, with their units.
+pub const METRICS: &[(&str, &str)] = &[
+    ("avg_fct_us", "average FCT (us)"),
+    ("p50_fct_us", "median FCT (us)"),
+    ("p99_fct_us", "p99 FCT (us)"),
+    ("p999_fct_us", "p99.9 FCT (us)"),
+    ("avg_slowdown", "average slowdown"),
+    ("p50_slowdown", "median slowdown"),
+    ("p99_slowdown", "p99 slowdown"),
+    ("p999_slowdown", "p99.9 slowdown"),
+    ("drops", "packets dropped"),
+    ("finished", "flows finished"),
+];
+
+/// The value of metric `name` in a class summary.
+pub fn metric(c: &ClassSummary, name: &str) -> Option<f64> {
+    Some(match name {
+        "avg_fct_us" => c.avg_fct_us,
+        "p50_fct_us" => c.p50_fct_us,
+        "p99_fct_us" => c.p99_fct_us,
+        "p999_fct_us" => c.p999_fct_us,
+        "avg_slowdown" => c.avg_slowdown,
+        "p50_slowdown" => c.p50_slowdown,
+        "p99_slowdown" => c.p99_slowdown,
+        "p999_slowdown" => c.p999_slowdown,
+        "drops" => c.drops as f64,
+        "finished" => c.finished as f64,
+        _ => return None,
+    })
+}
+
+/// One aggregated point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub x_text: String,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+/// Series name → points sorted by x.
+pub type Series = BTreeMap<String, Vec<Point>>;
+
+/// Groups runs into series and averages over seeds.
+pub fn aggregate(
+    spec: &PlotSpec,
+    runs: &[&RunResult],
+    scheme_order: &[String],
+) -> Vec<(String, Vec<Point>)> {
+    // key: (series name, x text) -> values
+    let mut acc: BTreeMap<(usize, String, String), (f64, Vec<f64>)> = BTreeMap::new();
+    let mut x_pos: Vec<String> = Vec::new();
+    for r in runs {
+        let scheme = &r.plan.scheme.name;
+        if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
+            continue;
+        }
+        let Some(xv) = r.plan.axis_value(&spec.x) else {
+            continue;
+        };
+        let x_text = value_text(xv);
+        let x_num = xv.as_float().or_else(|| xv.as_integer().map(|i| i as f64));
+        let x = match x_num {
+            Some(v) => v,
+            None => {
+                if !x_pos.contains(&x_text) {
+                    x_pos.push(x_text.clone());
+                }
+                x_pos.iter().position(|t| *t == x_text).unwrap() as f64
+            }
+        };
+        let name = match &spec.series {
+            Some(k) => format!(
+                "{} {}={}",
+                scheme,
+                spec.series_name
+                    .as_deref()
+                    .unwrap_or_else(|| k.rsplit('.').next().unwrap_or(k)),
+                r.plan.axis_value(k).map(value_text).unwrap_or_default()
+            ),
+            None => scheme.clone(),
+        };
+        let order = scheme_order
+            .iter()
+            .position(|s| s == scheme)
+            .unwrap_or(usize::MAX);
+        let Some(c) = r.classes.iter().find(|c| c.class == spec.class) else {
+            continue;
+        };
+        let Some(v) = metric(c, &spec.y) else {
+            continue;
+        };
+        if v.is_nan() {
+            continue;
+        }
+        acc.entry((order, name, x_text))
+            .or_insert((x, Vec::new()))
+            .1
+            .push(v);
+    }
+    let mut out: Vec<(String, Vec<Point>)> = Vec::new();
+    for ((_, name, x_text), (x, vals)) in acc {
+        let n = vals.len();
+        let mean = vals.iter().sum::<f64>() / n as f64;
+        let min = vals.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = vals.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let p = Point {
+            x,
+            x_text,
+            mean,
+            min,
+            max,
+            n,
+        };
+        match out.iter_mut().find(|(s, _)| *s == name) {
+            Some((_, v)) => v.push(p),
+            None => out.push((name, vec![p])),
+        }
+    }
+    for (_, pts) in out.iter_mut() {
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    }
+    out
+}
+
+/// The table of a plot as CSV: `series,x,mean,min,max,seeds`.
+pub fn table_csv(spec: &PlotSpec, series: &[(String, Vec<Point>)]) -> String {
+    let mut s = format!(
+        "series,{},{}_mean,{}_min,{}_max,seeds\n",
+        spec.x.rsplit('.').next().unwrap_or(&spec.x),
+        spec.y,
+        spec.y,
+        spec.y
+    );
+    for (name, pts) in series {
+        for p in pts {
+            let _ = writeln!(
+                s,
+                "{name},{},{},{},{},{}",
+                p.x_text, p.mean, p.min, p.max, p.n
+            );
+        }
+    }
+    s
+}
+
+/// The same table for the terminal: one row per series, one column per x.
+pub fn table_text(spec: &PlotSpec, series: &[(String, Vec<Point>)]) -> String {
+    let mut xs: Vec<(f64, String)> = Vec::new();
+    for (_, pts) in series {
+        for p in pts {
+            if !xs.iter().any(|(_, t)| *t == p.x_text) {
+                xs.push((p.x, p.x_text.clone()));
+            }
+        }
+    }
+    xs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut s = format!(
+        "{} — {} [{}], mean over seeds\n{:<28}",
+        spec.title,
+        spec.y,
+        spec.class,
+        spec.x.rsplit('.').next().unwrap_or(&spec.x)
+    );
+    for (_, t) in &xs {
+        let _ = write!(s, " {t:>10}");
+    }
+    s.push('\n');
+    for (name, pts) in series {
+        let _ = write!(s, "{name:<28}");
+        for (_, t) in &xs {
+            match pts.iter().find(|p| p.x_text == *t) {
+                Some(p) => {
+                    let _ = write!(s, " {:>10.2}", p.mean);
+                }
+                None => {
+                    let _ = write!(s, " {:>10}", "-");
+                }
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Draws the chart as SVG at `path`.
+pub fn draw_svg(
+    spec: &PlotSpec,
+    series: &[(String, Vec<Point>)],
+    path: &Path,
+) -> Result<(), String> {
+    let pts = || series.iter().flat_map(|(_, p)| p.iter());
+    if pts().next().is_none() {
+        return Err(format!("{}: no data to plot", spec.file));
+    }
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut y1 = 0.0f64;
+    for p in pts() {
+        x0 = x0.min(p.x);
+        x1 = x1.max(p.x);
+        y1 = y1.max(p.max);
+    }
+    if x1 <= x0 {
+        x0 -= 0.5;
+        x1 += 0.5;
+    }
+    let pad = (x1 - x0) * 0.05;
+    let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+    let metric_label = METRICS
+        .iter()
+        .find(|(m, _)| *m == spec.y)
+        .map(|(_, l)| l.to_string())
+        .unwrap_or_else(|| spec.y.clone());
+    let x_label = spec.x_label.clone().unwrap_or_else(|| spec.x.clone());
+    let y_label = spec.y_label.clone().unwrap_or(metric_label);
+    let root = SVGBackend::new(path, (760, 500)).into_drawing_area();
+    let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&spec.title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), 0.0..y1)
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .draw()
+        .map_err(|x| e(&x))?;
+    for (i, (name, pts)) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                pts.iter().map(|p| (p.x, p.mean)),
+                color.stroke_width(2),
+            ))
+            .map_err(|x| e(&x))?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|p| Circle::new((p.x, p.mean), 3, color.filled())),
+            )
+            .map_err(|x| e(&x))?;
+        for p in pts.iter().filter(|p| p.n > 1 && p.max > p.min) {
+            chart
+                .draw_series(LineSeries::new(vec![(p.x, p.min), (p.x, p.max)], color))
+                .map_err(|x| e(&x))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.85))
+        .draw()
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}

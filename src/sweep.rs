@@ -1,0 +1,151 @@
+//! Parameter sweeps: `[sweep] axes` expand an experiment into runs, one per combination of
+//! axis values, per scheme, per seed.
+//!
+//! An axis names a config key by its dotted path (`"workload.load"`, `"gpmp.paths"`) and lists
+//! values in the key's own form (numbers, or strings with units). Each combination is applied
+//! to the experiment's TOML and the result is parsed and validated like a hand-written config,
+//! so an axis value that is out of range fails before anything runs, naming the axis.
+
+use crate::config::{Config, ConfigError};
+use serde::{Deserialize, Serialize};
+
+/// One sweep axis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    /// Dotted config key, e.g. "workload.load".
+    pub key: String,
+    /// Values, in the key's own form.
+    pub values: Vec<toml::Value>,
+}
+
+impl Axis {
+    /// Column name for outputs: the last path segment (`load` for `workload.load`).
+    pub fn column(&self) -> &str {
+        self.key.rsplit('.').next().unwrap_or(&self.key)
+    }
+}
+
+/// `[sweep]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct SweepConfig {
+    /// Axes, outermost first.
+    pub axes: Vec<Axis>,
+}
+
+/// A value as it appears in run ids and CSV cells.
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Sets `key` (dotted) in `table` to `v`, creating intermediate tables.
+pub fn set_key(table: &mut toml::Table, key: &str, v: toml::Value) -> Result<(), String> {
+    let mut parts = key.split('.').peekable();
+    let mut t = table;
+    while let Some(p) = parts.next() {
+        if parts.peek().is_none() {
+            t.insert(p.to_string(), v);
+            return Ok(());
+        }
+        let e = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = match e {
+            toml::Value::Table(x) => x,
+            _ => return Err(format!("`{p}` in `{key}` is not a table")),
+        };
+    }
+    Err(format!("empty key `{key}`"))
+}
+
+/// Every combination of axis values, outermost axis slowest.
+pub fn combinations(axes: &[Axis]) -> Vec<Vec<toml::Value>> {
+    let mut out: Vec<Vec<toml::Value>> = vec![Vec::new()];
+    for a in axes {
+        let mut next = Vec::with_capacity(out.len() * a.values.len());
+        for prefix in &out {
+            for v in &a.values {
+                let mut p = prefix.clone();
+                p.push(v.clone());
+                next.push(p);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// The config of one combination: the experiment's config with the axis values applied,
+/// without the sweep itself.
+pub fn apply(cfg: &Config, values: &[toml::Value], file: &str) -> Result<Config, ConfigError> {
+    let err = |key: &str, msg: String| ConfigError {
+        file: file.to_string(),
+        key: key.to_string(),
+        msg,
+    };
+    let mut table = toml::Table::try_from(cfg).map_err(|e| err("", e.to_string()))?;
+    table.remove("sweep");
+    table.remove("plot");
+    for (a, v) in cfg.sweep.axes.iter().zip(values) {
+        set_key(&mut table, &a.key, v.clone()).map_err(|m| err(&a.key, m))?;
+    }
+    let text = toml::to_string(&table).map_err(|e| err("", e.to_string()))?;
+    let c = Config::parse(&text, file).map_err(|e| ConfigError {
+        msg: format!(
+            "with sweep values {:?}: {}",
+            values.iter().map(value_text).collect::<Vec<_>>(),
+            e.msg
+        ),
+        ..e
+    })?;
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combinations_are_outermost_first() {
+        let axes = vec![
+            Axis {
+                key: "a.x".into(),
+                values: vec![1.into(), 2.into()],
+            },
+            Axis {
+                key: "b".into(),
+                values: vec!["p".into(), "q".into(), "r".into()],
+            },
+        ];
+        let c = combinations(&axes);
+        assert_eq!(c.len(), 6);
+        assert_eq!(c[0], vec![toml::Value::from(1), toml::Value::from("p")]);
+        assert_eq!(c[5], vec![toml::Value::from(2), toml::Value::from("r")]);
+        assert_eq!(axes[0].column(), "x");
+    }
+
+    #[test]
+    fn apply_overrides_and_validates_through_the_schema() {
+        let text = "[workload]\nkind = \"poisson\"\nload = 0.5\n\
+                    [sweep]\naxes = [{ key = \"workload.load\", values = [0.3, 0.9] }, \
+                    { key = \"tcp.rto_min\", values = [\"2ms\"] }]\n";
+        let c = Config::parse(text, "s.toml").unwrap();
+        let combos = combinations(&c.sweep.axes);
+        let r = apply(&c, &combos[1], "s.toml").unwrap();
+        match r.workload {
+            crate::workload::WorkloadConfig::Poisson { load, .. } => assert_eq!(load, 0.9),
+            _ => panic!(),
+        }
+        assert_eq!(r.tcp.rto_min, crate::units::SimTime::from_ms(2));
+        assert!(r.sweep.axes.is_empty());
+        // A bad value is reported with the sweep values.
+        let bad = "[sweep]\naxes = [{ key = \"tcp.rto_min\", values = [\"2 parsecs\"] }]\n";
+        let c = Config::parse(bad, "s.toml").unwrap();
+        let e = apply(&c, &combinations(&c.sweep.axes)[0], "s.toml").unwrap_err();
+        assert!(e.to_string().contains("2 parsecs"), "{e}");
+    }
+}
