@@ -6,5 +6,6 @@ mod cli;
 mod common;
 mod dctcp;
 mod determinism;
+mod experiments;
 mod fabric;
 mod rdma;

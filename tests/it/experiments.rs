@@ -1,0 +1,98 @@
+//! Reduced versions of the paper experiments under `experiments/`: the same configs, shrunk
+//! (one seed, few messages, the first and last value of each sweep axis), run through the
+//! same code path as `dcsim run`, checking that every table and figure is produced.
+
+use dcsim::config::Config;
+use dcsim::workload::WorkloadConfig;
+use std::path::Path;
+
+fn shrink_workload(w: &mut WorkloadConfig) {
+    match w {
+        WorkloadConfig::Poisson { flows, until, .. } => {
+            *flows = (*flows).min(120);
+            if let Some(u) = until {
+                *u = (*u).min(dcsim::units::SimTime::from_ms(8));
+            }
+        }
+        WorkloadConfig::Incast { bursts, .. } => *bursts = (*bursts).min(6),
+        WorkloadConfig::Mix { parts } => parts.iter_mut().for_each(shrink_workload),
+        _ => {}
+    }
+}
+
+fn reduced(path: &str) -> Config {
+    let mut c = Config::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+    c.seeds = 1;
+    shrink_workload(&mut c.workload);
+    for a in c.sweep.axes.iter_mut() {
+        if a.values.len() > 2 {
+            a.values = vec![a.values[0].clone(), a.values.last().unwrap().clone()];
+        }
+    }
+    c
+}
+
+fn run_reduced(path: &str) -> (tempfile::TempDir, Vec<dcsim::experiment::RunResult>, Config) {
+    let mut c = reduced(path);
+    let tmp = tempfile::tempdir().unwrap();
+    c.output_dir = tmp.path().to_path_buf();
+    let results = dcsim::cli::run_all(&c, path, Path::new("."), Some(2), true)
+        .unwrap_or_else(|e| panic!("{path}: {e:#}"));
+    for r in &results {
+        crate::common::assert_conserved(r);
+    }
+    let dir = tmp.path().join(&c.name);
+    assert!(dir.join("summary.csv").exists());
+    for p in &c.plot {
+        let svg = std::fs::read_to_string(dir.join(&p.file)).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("<polyline"),
+            "{}: no lines",
+            p.file
+        );
+        let csv = std::fs::read_to_string(dir.join(p.file.replace(".svg", ".csv"))).unwrap();
+        assert!(csv.lines().count() > 1, "{}: empty table", p.file);
+    }
+    (tmp, results, c)
+}
+
+#[test]
+fn gpmp_load_reduced() {
+    let (_t, rs, c) = run_reduced("experiments/gpmp/load.toml");
+    assert_eq!(rs.len(), c.schemes.len() * 2);
+    for r in &rs {
+        assert_eq!(r.totals.drops, 0, "{}: lossless fabric dropped", r.plan.id);
+        assert_eq!(r.totals.finished, r.totals.flows, "{}", r.plan.id);
+    }
+}
+
+#[test]
+fn gpmp_ablation_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/gpmp/ablation.toml");
+    assert!(rs.iter().all(|r| r.totals.finished == r.totals.flows));
+}
+
+#[test]
+fn gpmp_paths_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/gpmp/paths.toml");
+    // n = 1 and n = 8 low-priority QPs per pair.
+    let qps: Vec<u64> = rs.iter().map(|r| r.totals.queue_pairs).collect();
+    assert!(qps[1] > qps[0], "more paths, more queue pairs: {qps:?}");
+}
+
+#[test]
+fn gpmp_burst_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/gpmp/burst.toml");
+    let lossless: Vec<_> = rs
+        .iter()
+        .filter(|r| r.plan.axis_value("switch.pfc.enabled") == Some(&toml::Value::Boolean(true)))
+        .collect();
+    assert_eq!(lossless.len(), 2);
+    assert!(lossless.iter().all(|r| r.totals.drops == 0));
+}
+
+#[test]
+fn default_experiment_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/default.toml");
+    assert_eq!(rs.len(), 2);
+}
