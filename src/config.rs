@@ -133,6 +133,52 @@ impl Default for DctcpConfig {
     }
 }
 
+/// `[d2tcp]`: D2TCP (gain and initial alpha come from `[dctcp]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct D2tcpConfig {
+    /// Exponent after a missed deadline, [0.5, 2]. Default 0.5 (FujiZ ns-3; Linux uses 1).
+    pub missed_d: f64,
+}
+
+impl Default for D2tcpConfig {
+    fn default() -> Self {
+        D2tcpConfig { missed_d: 0.5 }
+    }
+}
+
+/// `[pdtcp]`: PDTCP (gain and initial alpha come from `[dctcp]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PdtcpConfig {
+    /// Priority form: "rd_over_ra" (default, the reconstruction), "tc_over_d" (D2TCP's),
+    /// "rd_over_c_host".
+    pub policy: crate::transport::tcp::ExponentPolicy,
+    /// Sticky early flip to p = 0.5 once the deadline is missed or out of reach. Default true.
+    pub flip: bool,
+    /// Pin the exponent to this value, [0.5, 2] (the analysis check). Default: none.
+    pub fixed_p: Option<f64>,
+}
+
+impl Default for PdtcpConfig {
+    fn default() -> Self {
+        PdtcpConfig {
+            policy: crate::transport::tcp::ExponentPolicy::RdOverRa,
+            flip: true,
+            fixed_p: None,
+        }
+    }
+}
+
+/// `[am]`: PDTCP's adaptive multipath at switches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct AmConfig {
+    /// Congestion threshold T_am (an egress queue at or above it is congested). Default: the
+    /// ECN step threshold K of `[switch] ecn` (spec §10 item 6), else 30KB.
+    pub threshold: Option<Bytes>,
+}
+
 /// `[udp]`: the constant-rate UDP transport.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -204,6 +250,12 @@ pub struct Config {
     pub tcp: TcpConfig,
     #[serde(default)]
     pub dctcp: DctcpConfig,
+    #[serde(default)]
+    pub d2tcp: D2tcpConfig,
+    #[serde(default)]
+    pub pdtcp: PdtcpConfig,
+    #[serde(default)]
+    pub am: AmConfig,
     #[serde(default)]
     pub udp: UdpConfig,
     #[serde(default)]
@@ -365,6 +417,8 @@ impl Default for MpRdmaConfig {
 pub enum TransportKind {
     Tcp,
     Dctcp,
+    D2tcp,
+    Pdtcp,
     Udp,
     Rdma,
 }
@@ -414,6 +468,26 @@ impl Scheme {
         ("TCP+spray", "TCP with per-packet spraying"),
         ("DCTCP+FH", "DCTCP with ECMP flow hashing"),
         ("DCTCP+spray", "DCTCP with per-packet spraying"),
+        (
+            "TCP+AM",
+            "TCP with adaptive multipath at switches (AM's marking is a no-op)",
+        ),
+        ("DCTCP+AM", "DCTCP with adaptive multipath"),
+        (
+            "D2TCP",
+            "deadline-aware DCTCP (gamma penalty, d = Tc/D), [switch] load balancer",
+        ),
+        ("D2TCP+FH", "D2TCP with ECMP flow hashing"),
+        ("D2TCP+AM", "D2TCP with adaptive multipath"),
+        (
+            "PDTCP",
+            "deadline-priority DCTCP (p = RD/RA, early flip), [switch] load balancer",
+        ),
+        ("PDTCP+FH", "PDTCP with ECMP flow hashing"),
+        (
+            "PDTCP+AM",
+            "PDTCP with adaptive multipath (PD2TCP+AM in the paper)",
+        ),
         (
             "SP-RDMA",
             "RoCEv2 + DCQCN, one queue pair per host pair (FIFO), single path, one data queue",
@@ -478,6 +552,28 @@ impl Scheme {
             "TCP+spray" => tcp(TransportKind::Tcp, false, Some(LbKind::Spray)),
             "DCTCP+FH" => tcp(TransportKind::Dctcp, true, Some(LbKind::Ecmp)),
             "DCTCP+spray" => tcp(TransportKind::Dctcp, true, Some(LbKind::Spray)),
+            "TCP+AM" => tcp(TransportKind::Tcp, false, Some(LbKind::Adaptive)),
+            "DCTCP+AM" => tcp(TransportKind::Dctcp, true, Some(LbKind::Adaptive)),
+            "D2TCP" => tcp(TransportKind::D2tcp, true, None),
+            "D2TCP+FH" => tcp(TransportKind::D2tcp, true, Some(LbKind::Ecmp)),
+            "D2TCP+AM" => tcp(TransportKind::D2tcp, true, Some(LbKind::Adaptive)),
+            "PDTCP" => {
+                let mut s = tcp(TransportKind::Pdtcp, true, None);
+                s.notes =
+                    "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [pdtcp spec §1.3]";
+                s
+            }
+            "PDTCP+FH" => {
+                let mut s = tcp(TransportKind::Pdtcp, true, Some(LbKind::Ecmp));
+                s.notes =
+                    "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [pdtcp spec §1.3]";
+                s
+            }
+            "PDTCP+AM" => {
+                let mut s = tcp(TransportKind::Pdtcp, true, Some(LbKind::Adaptive));
+                s.notes = "RECONSTRUCTED: PDTCP [spec §1.3] + AM with T_am = K on every hop [spec §1.1, §10.6]";
+                s
+            }
             "SP-RDMA" => rdma(
                 SinglePath,
                 false,
@@ -740,6 +836,16 @@ impl Config {
                 return Err(err(k, format!("must be in (0, 64], got {a}")));
             }
         }
+        if !(0.5..=2.0).contains(&self.d2tcp.missed_d) {
+            return Err(err("d2tcp.missed_d", "must be in [0.5, 2]".into()));
+        }
+        if self
+            .pdtcp
+            .fixed_p
+            .is_some_and(|p| !(0.5..=2.0).contains(&p))
+        {
+            return Err(err("pdtcp.fixed_p", "must be in [0.5, 2]".into()));
+        }
         let m = &self.mprdma;
         if !(1..=1024).contains(&m.delta) {
             return Err(err(
@@ -862,6 +968,15 @@ impl Config {
         }
     }
 
+    /// AM's congestion threshold in bytes.
+    pub fn am_threshold(&self) -> u64 {
+        match (self.am.threshold, self.switch.ecn) {
+            (Some(t), _) => t.0,
+            (None, crate::net::port::EcnConfig::Step { k, .. }) => k.0,
+            _ => 30_000,
+        }
+    }
+
     /// The switch configuration a scheme runs with: RDMA schemes use three queues (control,
     /// short, long); GPMP's switch side replaces the scheduler with strict priority plus a
     /// minimum bandwidth per data queue (queue 0, control, strictly first) and sets the
@@ -972,6 +1087,18 @@ impl Config {
                 TransportKind::Dctcp => CcKind::Dctcp {
                     g: self.dctcp.g,
                     init_alpha: self.dctcp.init_alpha,
+                },
+                TransportKind::D2tcp => CcKind::D2tcp {
+                    g: self.dctcp.g,
+                    init_alpha: self.dctcp.init_alpha,
+                    missed_d: self.d2tcp.missed_d,
+                },
+                TransportKind::Pdtcp => CcKind::Pdtcp {
+                    g: self.dctcp.g,
+                    init_alpha: self.dctcp.init_alpha,
+                    policy: self.pdtcp.policy,
+                    flip: self.pdtcp.flip,
+                    fixed_p: self.pdtcp.fixed_p,
                 },
                 _ => CcKind::Reno,
             },

@@ -124,6 +124,13 @@ pub struct RunTotals {
     pub ecn_marks: u64,
     /// RDMA: queue pairs created, NACKs received, CNPs received, DCQCN rate decreases.
     pub queue_pairs: u64,
+    /// Load-balancer decisions over all switches: kept the hash port, chose another port,
+    /// all candidates congested (AM marks CE).
+    pub lb_hash: u64,
+    pub lb_other: u64,
+    pub lb_congested: u64,
+    /// TCP: data packets received that carried nothing new (spurious retransmissions).
+    pub spurious_retx: u64,
     pub nacks: u64,
     pub cnps: u64,
     pub rate_decreases: u64,
@@ -174,7 +181,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         .generate(n_hosts, cfg.topology.host_rate(), plan.seed, base)?;
     let topo = cfg.topology.build();
     let transport = match plan.scheme.transport {
-        TransportKind::Tcp | TransportKind::Dctcp => {
+        TransportKind::Tcp | TransportKind::Dctcp | TransportKind::D2tcp | TransportKind::Pdtcp => {
             TransportSpec::Tcp(cfg.tcp_params(&plan.scheme))
         }
         TransportKind::Udp => TransportSpec::Udp {
@@ -194,6 +201,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         ),
         seed: plan.seed,
         max_packet: cfg.packet.mss.0 + cfg.packet.header.0,
+        am_threshold: cfg.am_threshold(),
     };
     Sim::new(SimSetup {
         topo: &topo,
@@ -293,6 +301,9 @@ pub fn collect(
     for f in sim.flows.iter().filter(|_| sim.rdma.is_none()) {
         let ideal = ideal_of(f.src, f.dst, f.size);
         let fct = f.finish.map(|t| t - f.start);
+        if let Proto::Tcp { rcv, .. } = &f.proto {
+            totals.spurious_retx += rcv.duplicates;
+        }
         let (retx, to) = match &f.proto {
             Proto::Tcp { snd, .. } => (snd.retransmits, snd.timeouts),
             Proto::Udp { .. } | Proto::Rdma { .. } | Proto::MpRdma { .. } => (0, 0),
@@ -366,6 +377,9 @@ pub fn collect(
     totals.mean_util_host_links = if hn > 0 { hu / hn as f64 } else { 0.0 };
     totals.mean_util_fabric_links = if fnn > 0 { fu / fnn as f64 } else { 0.0 };
     for s in &sim.net.switches {
+        totals.lb_hash += s.lb.decisions[0];
+        totals.lb_other += s.lb.decisions[1];
+        totals.lb_congested += s.lb.decisions[2];
         totals.drops += s.drops[0] + s.drops[1];
         totals.drops_lossless += s.drops[1];
         totals.pfc_frames += s.pfc_sent;

@@ -176,6 +176,8 @@ pub struct BuildOpts<'a> {
     pub seed: u64,
     /// Largest wire packet, for the automatic PFC headroom.
     pub max_packet: u64,
+    /// AM's congestion threshold in bytes (adaptive load balancing only).
+    pub am_threshold: u64,
 }
 
 impl Network {
@@ -260,7 +262,7 @@ impl Network {
             let salt = ecmp_rng.child(s as u64).next_u64();
             switches.push(Switch {
                 mmu: Mmu::new(&o.switch.buffer, headroom, nq as usize, lossless),
-                lb: LoadBalancer::new(o.lb, salt, o.udp),
+                lb: LoadBalancer::new(o.lb, salt, o.udp, o.am_threshold),
                 rng: RngStream::new(o.seed, "switch").child(s as u64),
                 drops: [0; 2],
                 pfc_sent: 0,

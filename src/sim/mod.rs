@@ -30,7 +30,7 @@ use crate::ids::{FlowId, NodeId, PortId};
 use crate::net::packet::{Packet, PktKind, ecn, flags};
 use crate::net::port::MarkAt;
 use crate::net::{BuildOpts, Network};
-use crate::transport::tcp::{TcpParams, TcpReceiver, TcpSender};
+use crate::transport::tcp::{FlowCtx, TcpParams, TcpReceiver, TcpSender};
 use crate::transport::{Flow, FlowStats, Proto};
 use crate::units::{BitRate, SimTime};
 use crate::workload::FlowSpec;
@@ -896,15 +896,29 @@ impl Sim {
         let TransportSpec::Tcp(tp) = &self.transport else {
             return;
         };
+        let host_rate = self.net.ports[self.net.host_port(pkt.dst).idx()].rate;
         let fl = &mut self.flows[f.idx()];
         if fl.done() {
             return;
         }
+        let ctx = FlowCtx {
+            now,
+            start: fl.start,
+            deadline: fl.deadline,
+            host_bytes_per_ps: host_rate.bps() as f64 / 8e12,
+        };
         let Proto::Tcp { snd, .. } = &mut fl.proto else {
             return;
         };
         let sack = (pkt.aux != 0).then_some((pkt.aux >> 32, pkt.aux & 0xFFFF_FFFF));
-        let r = snd.on_ack(pkt.seq, sack, pkt.ecn & ecn::ECE != 0, now - pkt.ts, tp);
+        let r = snd.on_ack(
+            pkt.seq,
+            sack,
+            pkt.ecn & ecn::ECE != 0,
+            now - pkt.ts,
+            tp,
+            &ctx,
+        );
         if r.done {
             fl.finish = Some(now);
             fl.timer_deadline = SimTime::MAX;

@@ -61,6 +61,9 @@ fn d_k() -> u32 {
 fn d_side() -> u32 {
     4
 }
+fn d_one_link() -> u32 {
+    1
+}
 
 /// `[topology]`: which network to build.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -122,6 +125,9 @@ pub enum TopologyConfig {
         /// Bottleneck propagation delay. Default 1us.
         #[serde(default = "default_delay")]
         bottleneck_delay: SimTime,
+        /// Parallel bottleneck links between the two switches, 1..=64. Default 1.
+        #[serde(default = "d_one_link")]
+        bottleneck_links: u32,
     },
 }
 
@@ -168,9 +174,15 @@ impl TopologyConfig {
                     return Err(("k".into(), format!("must be even, got {k}")));
                 }
             }
-            TopologyConfig::Dumbbell { left, right, .. } => {
+            TopologyConfig::Dumbbell {
+                left,
+                right,
+                bottleneck_links,
+                ..
+            } => {
                 range("left", left, 1, 4096)?;
                 range("right", right, 1, 4096)?;
+                range("bottleneck_links", bottleneck_links, 1, 64)?;
             }
         }
         Ok(())
@@ -228,6 +240,7 @@ impl TopologyConfig {
                 bottleneck_rate,
                 link_delay,
                 bottleneck_delay,
+                bottleneck_links,
             } => dumbbell(
                 left as usize,
                 right as usize,
@@ -235,6 +248,7 @@ impl TopologyConfig {
                 bottleneck_rate,
                 link_delay,
                 bottleneck_delay,
+                bottleneck_links as usize,
             ),
         }
     }
@@ -339,7 +353,8 @@ pub fn fat_tree(k: usize, host_rate: BitRate, fabric_rate: BitRate, delay: SimTi
     }
 }
 
-/// Dumbbell: left hosts `0..left`, right hosts `left..left+right`, switches L and R.
+/// Dumbbell: left hosts `0..left`, right hosts `left..left+right`, switches L and R joined by
+/// `links` parallel bottleneck links.
 pub fn dumbbell(
     left: usize,
     right: usize,
@@ -347,6 +362,7 @@ pub fn dumbbell(
     bottleneck_rate: BitRate,
     delay: SimTime,
     bottleneck_delay: SimTime,
+    n_links: usize,
 ) -> TopoSpec {
     let n_hosts = left + right;
     let (l, r) = (n_hosts, n_hosts + 1);
@@ -357,7 +373,9 @@ pub fn dumbbell(
     for h in left..n_hosts {
         links.push(link(h, r, host_rate, delay));
     }
-    links.push(link(l, r, bottleneck_rate, bottleneck_delay));
+    for _ in 0..n_links {
+        links.push(link(l, r, bottleneck_rate, bottleneck_delay));
+    }
     TopoSpec {
         n_hosts,
         switches: vec![

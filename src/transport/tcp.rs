@@ -18,6 +18,16 @@
 //!   of data, where `F` = marked bytes / acknowledged bytes (duplicate ACKs count one segment, as
 //!   in Linux); on ECE at most one reduction per window, `cwnd ← cwnd·(1 − alpha/2)`,
 //!   `ssthresh ← cwnd`, which also ends slow start. Loss is handled as in Reno.
+//! * D2TCP (Vamanan et al. 2012; PDTCP spec §1.4) and PDTCP (spec §1.3, reconstructed): DCTCP's
+//!   alpha with the penalty `P = alpha^e` in place of alpha, `cwnd ← cwnd·(1 − P/2)`. The
+//!   exponent `e` is recomputed with alpha, once per window, and holds until the next window;
+//!   it is 1 before the first window and for flows without a deadline (pure DCTCP).
+//!   D2TCP: `e = d = clip(Tc/D, 0.5, 2)` with `Tc = B·RTT/(0.75·W)` (B bytes left, W the window
+//!   in bytes, RTT the smoothed RTT) and `D` the time left; after a missed deadline
+//!   `e = missed_d`. PDTCP: `e = p = clip(RD/RA, 0.5, 2)` with `RD = B_rem/(T_dl − now)` the rate
+//!   still needed and `RA = B_acked/(now − t0)` the rate achieved; with the early flip on, once
+//!   `now ≥ T_dl` or `RD > C_host` the flow drops to `p = 0.5` for good. Alternatives: D2TCP's
+//!   `Tc/D`, or `RD/C_host`; a fixed `p` for the analysis check.
 //!
 //! Not modelled: delayed ACKs, receive-window limits, Nagle, timestamps on the wire, SACK
 //! reneging, lost-retransmission detection other than by timeout, limited transmit.
@@ -25,6 +35,19 @@
 use crate::units::SimTime;
 use serde::Serialize;
 use std::collections::VecDeque;
+
+/// How PDTCP computes its priority exponent (spec §1.3; the alternatives are switchable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ExponentPolicy {
+    /// `p = RD/RA`: rate needed over rate achieved since the start (the recommended form).
+    #[default]
+    RdOverRa,
+    /// D2TCP's `Tc/D` (instantaneous-rate version).
+    TcOverD,
+    /// `RD/C_host`: urgency relative to the host line rate.
+    RdOverChost,
+}
 
 /// Congestion-control algorithm of a TCP flow.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -34,6 +57,43 @@ pub enum CcKind {
     Reno,
     /// DCTCP with gain `g` and initial `alpha`.
     Dctcp { g: f64, init_alpha: f64 },
+    /// D2TCP: penalty `alpha^d`, `d = clip(Tc/D, 0.5, 2)`; `missed_d` after the deadline.
+    D2tcp {
+        g: f64,
+        init_alpha: f64,
+        missed_d: f64,
+    },
+    /// PDTCP: penalty `alpha^p`; `fixed_p` pins the exponent (analysis check).
+    Pdtcp {
+        g: f64,
+        init_alpha: f64,
+        policy: ExponentPolicy,
+        flip: bool,
+        fixed_p: Option<f64>,
+    },
+}
+
+impl CcKind {
+    /// Gain and initial alpha of the DCTCP family.
+    fn dctcp(&self) -> Option<(f64, f64)> {
+        match *self {
+            CcKind::Reno => None,
+            CcKind::Dctcp { g, init_alpha }
+            | CcKind::D2tcp { g, init_alpha, .. }
+            | CcKind::Pdtcp { g, init_alpha, .. } => Some((g, init_alpha)),
+        }
+    }
+}
+
+/// What a deadline-aware sender needs to know about its flow.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowCtx {
+    pub now: SimTime,
+    pub start: SimTime,
+    /// Absolute deadline.
+    pub deadline: Option<SimTime>,
+    /// Host line rate in bytes per picosecond.
+    pub host_bytes_per_ps: f64,
 }
 
 /// Parameters shared by every TCP flow of a run.
@@ -296,6 +356,10 @@ pub struct TcpSender {
     pub rto: SimTime,
     // DCTCP state.
     pub alpha: f64,
+    /// Exponent of the penalty `alpha^e` (1 for DCTCP).
+    pub exponent: f64,
+    /// PDTCP's early flip happened at this time.
+    pub flipped_at: Option<SimTime>,
     win_end: u64,
     acked_bytes: u64,
     marked_bytes: u64,
@@ -324,10 +388,9 @@ impl TcpSender {
             rttvar: 0.0,
             has_rtt: false,
             rto: p.rto_init,
-            alpha: match p.cc {
-                CcKind::Dctcp { init_alpha, .. } => init_alpha,
-                CcKind::Reno => 0.0,
-            },
+            alpha: p.cc.dctcp().map_or(0.0, |(_, a)| a),
+            exponent: 1.0,
+            flipped_at: None,
             win_end: 0,
             acked_bytes: 0,
             marked_bytes: 0,
@@ -417,6 +480,72 @@ impl TcpSender {
 
     /// Processes an ACK: cumulative `ack`, optional SACK block in segments, ECE flag, and the
     /// RTT sample `rtt` (now minus the echoed timestamp).
+    /// The penalty exponent for the next window (see the module header).
+    fn next_exponent(&mut self, p: &TcpParams, ctx: &FlowCtx) -> f64 {
+        let clip = |x: f64| x.clamp(0.5, 2.0);
+        let b_rem = (self.size - self.snd_una) as f64;
+        let tc_over_d = |s: &Self, left: f64| -> f64 {
+            match s.srtt() {
+                Some(rtt) if s.cwnd > 0.0 => {
+                    let w = s.cwnd * p.mss as f64;
+                    let tc = b_rem * rtt.0 as f64 / (0.75 * w);
+                    clip(tc / left)
+                }
+                _ => 1.0,
+            }
+        };
+        match p.cc {
+            CcKind::Reno | CcKind::Dctcp { .. } => 1.0,
+            CcKind::D2tcp { missed_d, .. } => match ctx.deadline {
+                None => 1.0,
+                Some(dl) if ctx.now >= dl => missed_d,
+                Some(dl) => tc_over_d(self, (dl - ctx.now).0 as f64),
+            },
+            CcKind::Pdtcp {
+                policy,
+                flip,
+                fixed_p,
+                ..
+            } => {
+                if let Some(fp) = fixed_p {
+                    return fp;
+                }
+                let Some(dl) = ctx.deadline else {
+                    return 1.0;
+                };
+                if self.flipped_at.is_some() {
+                    return 0.5;
+                }
+                let left = dl.0 as f64 - ctx.now.0 as f64;
+                let rd = if left > 0.0 {
+                    b_rem / left
+                } else {
+                    f64::INFINITY
+                };
+                if flip && (left <= 0.0 || rd > ctx.host_bytes_per_ps) {
+                    self.flipped_at = Some(ctx.now);
+                    return 0.5;
+                }
+                if left <= 0.0 {
+                    return 0.5;
+                }
+                match policy {
+                    ExponentPolicy::RdOverRa => {
+                        let elapsed = (ctx.now - ctx.start).0 as f64;
+                        if self.snd_una == 0 || elapsed <= 0.0 {
+                            1.0
+                        } else {
+                            clip(rd / (self.snd_una as f64 / elapsed))
+                        }
+                    }
+                    ExponentPolicy::TcOverD => tc_over_d(self, left),
+                    ExponentPolicy::RdOverChost => clip(rd / ctx.host_bytes_per_ps),
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
     pub fn on_ack(
         &mut self,
         ack: u64,
@@ -424,6 +553,7 @@ impl TcpSender {
         ece: bool,
         rtt: SimTime,
         p: &TcpParams,
+        ctx: &FlowCtx,
     ) -> AckResult {
         let mut res = AckResult::default();
         let mss = p.mss as u64;
@@ -449,7 +579,7 @@ impl TcpSender {
         }
 
         // DCTCP: per-window fraction of marked bytes.
-        if let CcKind::Dctcp { g, .. } = p.cc {
+        if let Some((g, _)) = p.cc.dctcp() {
             let counted = if newly > 0 { newly } else { mss };
             self.acked_bytes += counted;
             if ece {
@@ -463,6 +593,7 @@ impl TcpSender {
                 self.acked_bytes = 0;
                 self.marked_bytes = 0;
                 self.win_end = self.snd_nxt;
+                self.exponent = self.next_exponent(p, ctx);
             }
         }
 
@@ -495,9 +626,14 @@ impl TcpSender {
         if ece
             && self.recovery == Recovery::None
             && self.snd_una > self.cwr_end
-            && let CcKind::Dctcp { .. } = p.cc
+            && p.cc.dctcp().is_some()
         {
-            self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(p.min_cwnd);
+            let penalty = if self.exponent == 1.0 {
+                self.alpha
+            } else {
+                self.alpha.powf(self.exponent)
+            };
+            self.cwnd = (self.cwnd * (1.0 - penalty / 2.0)).max(p.min_cwnd);
             self.ssthresh = self.cwnd.max(p.min_cwnd);
             self.cwr_end = self.snd_nxt;
             self.ecn_reductions += 1;
@@ -610,6 +746,26 @@ impl TcpReceiver {
 mod tests {
     use super::*;
 
+    impl TcpSender {
+        /// `on_ack` for flows without a deadline, at time zero.
+        fn on_ack_t(
+            &mut self,
+            ack: u64,
+            sack: Option<(u64, u64)>,
+            ece: bool,
+            rtt: SimTime,
+            p: &TcpParams,
+        ) -> AckResult {
+            let ctx = FlowCtx {
+                now: SimTime::ZERO,
+                start: SimTime::ZERO,
+                deadline: None,
+                host_bytes_per_ps: 10e9 / 8e12,
+            };
+            self.on_ack(ack, sack, ece, rtt, p, &ctx)
+        }
+    }
+
     fn params(cc: CcKind) -> TcpParams {
         TcpParams {
             mss: 1000,
@@ -678,7 +834,7 @@ mod tests {
         let segs = drain(&mut s, &p);
         assert_eq!(segs.len(), 2);
         for seg in &segs {
-            s.on_ack(
+            s.on_ack_t(
                 seg.seq + seg.len as u64,
                 None,
                 false,
@@ -716,7 +872,7 @@ mod tests {
         assert_eq!(segs.len(), 10);
         // Segment 0 lost; 1, 2, 3 arrive.
         for k in 1..=3u64 {
-            let r = s.on_ack(0, Some((1, k + 1)), false, SimTime::from_us(10), &p);
+            let r = s.on_ack_t(0, Some((1, k + 1)), false, SimTime::from_us(10), &p);
             assert_eq!(r.entered_recovery, k == 3);
         }
         assert_eq!(s.ssthresh, 5.0);
@@ -731,7 +887,7 @@ mod tests {
         );
         assert_eq!(s.retransmits, 1);
         // The retransmission fills the hole: cumulative ACK jumps past the SACKed block.
-        let r = s.on_ack(4000, None, false, SimTime::from_us(10), &p);
+        let r = s.on_ack_t(4000, None, false, SimTime::from_us(10), &p);
         assert!(r.advanced);
         assert_eq!(s.snd_una, 4000);
     }
@@ -765,7 +921,7 @@ mod tests {
         let mut reductions = 0;
         let mut after_first = 0.0;
         for (i, seg) in segs.iter().enumerate() {
-            let r = s.on_ack(
+            let r = s.on_ack_t(
                 seg.seq + seg.len as u64,
                 None,
                 true,
@@ -784,7 +940,7 @@ mod tests {
         assert_eq!(s.ssthresh, 5.0);
         // The next window's first ECE reduces again.
         let seg = s.next_segment(&p).unwrap();
-        let r = s.on_ack(
+        let r = s.on_ack_t(
             seg.seq + seg.len as u64,
             None,
             true,
@@ -805,7 +961,7 @@ mod tests {
         let segs = drain(&mut s, &p);
         assert_eq!(segs.len(), 8);
         let ack = |s: &mut TcpSender, seg: &Segment, ece: bool| {
-            s.on_ack(
+            s.on_ack_t(
                 seg.seq + seg.len as u64,
                 None,
                 ece,
@@ -826,5 +982,151 @@ mod tests {
             "alpha {} expected {expect}",
             s.alpha
         );
+    }
+
+    fn pdtcp(policy: ExponentPolicy) -> TcpParams {
+        params(CcKind::Pdtcp {
+            g: 1.0 / 16.0,
+            init_alpha: 0.0,
+            policy,
+            flip: true,
+            fixed_p: None,
+        })
+    }
+
+    fn ctx_at(now_us: u64, deadline_us: u64) -> FlowCtx {
+        FlowCtx {
+            now: SimTime::from_us(now_us),
+            start: SimTime::ZERO,
+            deadline: Some(SimTime::from_us(deadline_us)),
+            host_bytes_per_ps: 10e9 / 8e12,
+        }
+    }
+
+    #[test]
+    fn pdtcp_priority_on_hand_computed_cases() {
+        let p = pdtcp(ExponentPolicy::RdOverRa);
+        let mut s = TcpSender::new(100_000, &p);
+        // At 2 ms of a 10 ms deadline: RA = acked / 2 ms, RD = left / 8 ms.
+        for (acked, want) in [
+            (20_000, 1.0),
+            (10_000, 2.0),
+            (50_000, 0.5),
+            (16_000, 84.0 / 8.0 / 8.0),
+        ] {
+            s.snd_una = acked;
+            let e = s.next_exponent(&p, &ctx_at(2_000, 10_000));
+            assert!(
+                (e - f64::min(want, 2.0)).abs() < 1e-12,
+                "acked {acked}: p {e}"
+            );
+        }
+        // Before any byte is acknowledged, and without a deadline: p = 1.
+        s.snd_una = 0;
+        assert_eq!(s.next_exponent(&p, &ctx_at(10, 10_000)), 1.0);
+        let mut ctx = ctx_at(2_000, 10_000);
+        ctx.deadline = None;
+        s.snd_una = 10_000;
+        assert_eq!(s.next_exponent(&p, &ctx), 1.0);
+        // The RD/C_host alternative: RD = 90 KB / 8 ms = 11.25 MB/s against 1.25 GB/s -> 0.5.
+        let p2 = pdtcp(ExponentPolicy::RdOverChost);
+        assert_eq!(s.next_exponent(&p2, &ctx_at(2_000, 10_000)), 0.5);
+    }
+
+    #[test]
+    fn pdtcp_penalty_and_window_update() {
+        let p = pdtcp(ExponentPolicy::RdOverRa);
+        let mut s = TcpSender::new(1_000_000, &p);
+        s.cwnd = 40.0;
+        s.ssthresh = 40.0;
+        let segs = drain(&mut s, &p);
+        s.alpha = 0.25;
+        s.exponent = 2.0;
+        s.win_end = u64::MAX; // keep alpha and p fixed for this ACK
+        let seg = segs[0];
+        let r = s.on_ack_t(
+            seg.seq + seg.len as u64,
+            None,
+            true,
+            SimTime::from_us(10),
+            &p,
+        );
+        assert!(r.ecn_reduced);
+        // P = 0.25^2 = 0.0625; W = 40 (1 - 0.03125) = 38.75.
+        assert!((s.cwnd - 38.75).abs() < 1e-12, "cwnd {}", s.cwnd);
+        // With p = 0.5: P = 0.5, W = 40 * 0.75 = 30.
+        let mut s = TcpSender::new(1_000_000, &p);
+        s.cwnd = 40.0;
+        let segs = drain(&mut s, &p);
+        s.alpha = 0.25;
+        s.exponent = 0.5;
+        s.win_end = u64::MAX;
+        s.on_ack_t(
+            segs[0].seq + segs[0].len as u64,
+            None,
+            true,
+            SimTime::from_us(10),
+            &p,
+        );
+        assert!((s.cwnd - 30.0).abs() < 1e-12, "cwnd {}", s.cwnd);
+    }
+
+    #[test]
+    fn pdtcp_flip_fires_exactly_when_its_condition_holds_and_sticks() {
+        let p = pdtcp(ExponentPolicy::RdOverRa);
+        let mut s = TcpSender::new(100_000, &p);
+        s.snd_una = 0;
+        // 100 KB at 1.25 B/ns needs exactly 80 us: not beyond line rate, no flip.
+        let e = s.next_exponent(&p, &ctx_at(1_000, 1_080));
+        assert!(s.flipped_at.is_none(), "flipped with RD = C_host");
+        assert_eq!(e, 1.0);
+        // 79.999 us left: RD > C_host, flip.
+        let mut c = ctx_at(1_000, 1_080);
+        c.now = c.now + SimTime::from_ns(1);
+        assert_eq!(s.next_exponent(&p, &c), 0.5);
+        assert_eq!(s.flipped_at, Some(c.now));
+        // Sticky: plenty of time later changes nothing.
+        s.snd_una = 99_000;
+        assert_eq!(s.next_exponent(&p, &ctx_at(2_000, 1_000_000)), 0.5);
+        // A passed deadline flips too.
+        let mut s = TcpSender::new(100_000, &p);
+        s.snd_una = 50_000;
+        assert_eq!(s.next_exponent(&p, &ctx_at(5_000, 5_000)), 0.5);
+        assert!(s.flipped_at.is_some());
+        // With the flip off, a missed deadline still gives the lowest priority but no flag.
+        let mut p3 = p.clone();
+        if let CcKind::Pdtcp { ref mut flip, .. } = p3.cc {
+            *flip = false;
+        }
+        let mut s = TcpSender::new(100_000, &p3);
+        s.snd_una = 50_000;
+        assert_eq!(s.next_exponent(&p3, &ctx_at(5_000, 5_000)), 0.5);
+        assert!(s.flipped_at.is_none());
+    }
+
+    #[test]
+    fn d2tcp_imminence_on_hand_computed_cases() {
+        let p = params(CcKind::D2tcp {
+            g: 1.0 / 16.0,
+            init_alpha: 0.0,
+            missed_d: 0.5,
+        });
+        let mut s = TcpSender::new(100_000, &p);
+        s.srtt = 100e6; // 100 us
+        s.has_rtt = true;
+        s.cwnd = 10.0; // 10 segments of 1000 B
+        // Tc = 100 KB x 100 us / (0.75 x 10 KB) = 1333.3 us.
+        let e = s.next_exponent(&p, &ctx_at(0, 1_000));
+        assert!((e - 1333.333_333 / 1000.0).abs() < 1e-6, "d {e}");
+        assert_eq!(s.next_exponent(&p, &ctx_at(0, 10_000)), 0.5);
+        assert_eq!(s.next_exponent(&p, &ctx_at(0, 500)), 2.0);
+        assert_eq!(
+            s.next_exponent(&p, &ctx_at(600, 500)),
+            0.5,
+            "missed deadline"
+        );
+        let mut nd = ctx_at(0, 0);
+        nd.deadline = None;
+        assert_eq!(s.next_exponent(&p, &nd), 1.0);
     }
 }
