@@ -1082,7 +1082,7 @@ mod tests {
         assert_eq!(e, 1.0);
         // 79.999 us left: RD > C_host, flip.
         let mut c = ctx_at(1_000, 1_080);
-        c.now = c.now + SimTime::from_ns(1);
+        c.now += SimTime::from_ns(1);
         assert_eq!(s.next_exponent(&p, &c), 0.5);
         assert_eq!(s.flipped_at, Some(c.now));
         // Sticky: plenty of time later changes nothing.
@@ -1117,7 +1117,7 @@ mod tests {
         s.cwnd = 10.0; // 10 segments of 1000 B
         // Tc = 100 KB x 100 us / (0.75 x 10 KB) = 1333.3 us.
         let e = s.next_exponent(&p, &ctx_at(0, 1_000));
-        assert!((e - 1333.333_333 / 1000.0).abs() < 1e-6, "d {e}");
+        assert!((e - 1_333.333_333 / 1000.0).abs() < 1e-6, "d {e}");
         assert_eq!(s.next_exponent(&p, &ctx_at(0, 10_000)), 0.5);
         assert_eq!(s.next_exponent(&p, &ctx_at(0, 500)), 2.0);
         assert_eq!(
