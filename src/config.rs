@@ -930,13 +930,18 @@ impl Config {
                     format!("`{}` is not a metric; one of {names:?}", p.y),
                 ));
             }
-            if p.class != "all" && !class_names.contains(&p.class) {
+            let tags = ["tag:query", "tag:workflow", "tag:request", "tag:background"];
+            if p.class != "all"
+                && !class_names.contains(&p.class)
+                && !tags.contains(&p.class.as_str())
+            {
                 return Err(err(
                     &k("class"),
                     format!(
-                        "`{}` is not a size class; classes: all, {}",
+                        "`{}` is not a class; classes: all, {}, {}",
                         p.class,
-                        class_names.join(", ")
+                        class_names.join(", "),
+                        tags.join(", ")
                     ),
                 ));
             }

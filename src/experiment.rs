@@ -294,12 +294,36 @@ pub fn collect(
                 timeouts: 0,
                 ecn_marks: m.ce,
                 drops: m.drops,
-                deadline_ps: m.deadline.map(|t| t.0),
+                deadline_ps: m.deadline.map(|t| (m.start + t).0),
+                deadline_met: m
+                    .deadline
+                    .map(|d| m.rcv_finish.is_some_and(|r| r <= m.start + d)),
+                tag: crate::workload::FlowTag::Flow.name(),
+                ideal_group_fct_ps: ideal.0,
+                slowdown_group: fct.map(|t| t.0 as f64 / ideal.0 as f64),
             });
+        }
+    }
+    // Bytes per group, for the contention-aware ideal.
+    let mut group_bytes: Vec<u64> = Vec::new();
+    if sim.rdma.is_none() {
+        for f in &sim.flows {
+            if f.group != u32::MAX {
+                let g = f.group as usize;
+                if g >= group_bytes.len() {
+                    group_bytes.resize(g + 1, 0);
+                }
+                group_bytes[g] += f.size;
+            }
         }
     }
     for f in sim.flows.iter().filter(|_| sim.rdma.is_none()) {
         let ideal = ideal_of(f.src, f.dst, f.size);
+        let ideal_group = if f.group != u32::MAX && group_bytes[f.group as usize] > f.size {
+            ideal_of(f.src, f.dst, group_bytes[f.group as usize])
+        } else {
+            ideal
+        };
         let fct = f.finish.map(|t| t - f.start);
         if let Proto::Tcp { rcv, .. } = &f.proto {
             totals.spurious_retx += rcv.duplicates;
@@ -331,6 +355,13 @@ pub fn collect(
             ecn_marks: f.stats.ce_rcvd,
             drops: f.stats.drops,
             deadline_ps: f.deadline.map(|t| t.0),
+            // Unstarted dependent flows have no absolute deadline yet: they missed it.
+            deadline_met: f
+                .rel_deadline
+                .map(|_| matches!((f.rcv_finish, f.deadline), (Some(r), Some(d)) if r <= d)),
+            tag: f.tag.name(),
+            ideal_group_fct_ps: ideal_group.0,
+            slowdown_group: fct.map(|t| t.0 as f64 / ideal_group.0 as f64),
         });
     }
     records.sort_by_key(|r| r.flow_id);
@@ -341,6 +372,20 @@ pub fn collect(
             name.clone(),
             records.iter().filter(|r| r.size_class == name),
         ));
+    }
+    // Per traffic kind, when the workload labels its flows.
+    for tag in [
+        crate::workload::FlowTag::Query,
+        crate::workload::FlowTag::Workflow,
+        crate::workload::FlowTag::Request,
+        crate::workload::FlowTag::Background,
+    ] {
+        if records.iter().any(|r| r.tag == tag.name()) {
+            summaries.push(ClassSummary::of(
+                format!("tag:{}", tag.name()),
+                records.iter().filter(|r| r.tag == tag.name()),
+            ));
+        }
     }
     let dur = sim.now.0.max(1) as f64;
     let mut ports = Vec::with_capacity(sim.net.ports.len());

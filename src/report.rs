@@ -14,11 +14,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Column documentation of `fct.csv` (also in the README).
-pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps";
+pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,ideal_group_fct_ps,slowdown_group";
 
 /// Column list of the per-run and experiment `summary.csv` (sweep axes, when any, come
 /// after `seed`, one column each).
-pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,drops,timeouts,pfc_pauses,mean_util_fabric_links";
+pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links";
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -40,7 +40,7 @@ pub fn fct_csv(r: &RunResult) -> String {
     for f in &r.records {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             f.flow_id,
             f.src,
             f.dst,
@@ -57,6 +57,10 @@ pub fn fct_csv(r: &RunResult) -> String {
             f.ecn_marks,
             f.drops,
             opt(f.deadline_ps),
+            opt(f.deadline_met.map(|m| m as u8)),
+            f.tag,
+            f.ideal_group_fct_ps,
+            f.slowdown_group.map(num).unwrap_or_default(),
         );
     }
     s
@@ -72,7 +76,7 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         .collect();
     let _ = writeln!(
         s,
-        "{},{},{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.plan.id,
         r.plan.scheme.name,
         r.plan.seed,
@@ -89,6 +93,12 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         num(c.p99_slowdown),
         num(c.p999_slowdown),
         c.drops,
+        c.deadline_flows,
+        num(c.deadline_met),
+        num(c.avg_slowdown_group),
+        num(c.p50_slowdown_group),
+        num(c.p99_slowdown_group),
+        num(c.p999_slowdown_group),
         t.drops,
         t.timeouts,
         t.pfc_pauses,

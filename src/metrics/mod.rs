@@ -15,6 +15,14 @@
 //!
 //! **Slowdown** = FCT / ideal FCT (≥ 1 up to rounding on an idle path).
 //!
+//! **Group slowdown** (the contention-aware normalised FCT of PDTCP spec §6): FCT divided by
+//! the ideal FCT of all the bytes of the flow's group (a partition-aggregate query's responses)
+//! sent as one message over the flow's path, i.e. `RTT_base + Σ bytes / C` in the same exact
+//! form; for a flow alone in its group (or in none) it equals the slowdown.
+//!
+//! **Deadline met**: the last byte was received in order no later than start + deadline
+//! (receiver side, PDTCP spec §6); an unfinished flow has missed its deadline.
+//!
 //! **Percentiles** are nearest-rank: the p-th percentile of n sorted values is the value at
 //! rank `⌈p·n⌉`.
 
@@ -134,6 +142,12 @@ pub struct FlowRecord {
     pub ecn_marks: u64,
     pub drops: u64,
     pub deadline_ps: Option<u64>,
+    /// Whether the deadline was met (None without a deadline).
+    pub deadline_met: Option<bool>,
+    pub tag: &'static str,
+    /// Ideal FCT of the flow's whole group, and FCT over it.
+    pub ideal_group_fct_ps: u64,
+    pub slowdown_group: Option<f64>,
 }
 
 /// Summary statistics of FCT and slowdown over one set of flows.
@@ -152,24 +166,40 @@ pub struct ClassSummary {
     pub p999_slowdown: f64,
     /// Packets of these flows dropped in the network.
     pub drops: u64,
+    /// Flows with a deadline, and the fraction of them that met it (unfinished = missed).
+    pub deadline_flows: u64,
+    pub deadline_met: f64,
+    /// Group slowdown (contention-aware normalised FCT) statistics.
+    pub avg_slowdown_group: f64,
+    pub p50_slowdown_group: f64,
+    pub p99_slowdown_group: f64,
+    pub p999_slowdown_group: f64,
 }
 
 impl ClassSummary {
     pub fn of<'a>(class: String, recs: impl Iterator<Item = &'a FlowRecord>) -> ClassSummary {
         let mut fct = Vec::new();
         let mut sd = Vec::new();
+        let mut sdg = Vec::new();
         let mut n = 0u64;
         let mut drops = 0u64;
+        let (mut dl_n, mut dl_met) = (0u64, 0u64);
         for r in recs {
             n += 1;
             drops += r.drops;
+            if let Some(m) = r.deadline_met {
+                dl_n += 1;
+                dl_met += m as u64;
+            }
             if let (Some(f), Some(s)) = (r.fct_ps, r.slowdown) {
                 fct.push(f as f64 / 1e6);
                 sd.push(s);
+                sdg.push(r.slowdown_group.unwrap_or(s));
             }
         }
         fct.sort_by(f64::total_cmp);
         sd.sort_by(f64::total_cmp);
+        sdg.sort_by(f64::total_cmp);
         let avg = |v: &[f64]| {
             if v.is_empty() {
                 f64::NAN
@@ -190,6 +220,16 @@ impl ClassSummary {
             p99_slowdown: percentile(&sd, 0.99),
             p999_slowdown: percentile(&sd, 0.999),
             drops,
+            deadline_flows: dl_n,
+            deadline_met: if dl_n > 0 {
+                dl_met as f64 / dl_n as f64
+            } else {
+                f64::NAN
+            },
+            avg_slowdown_group: avg(&sdg),
+            p50_slowdown_group: percentile(&sdg, 0.5),
+            p99_slowdown_group: percentile(&sdg, 0.99),
+            p999_slowdown_group: percentile(&sdg, 0.999),
         }
     }
 }

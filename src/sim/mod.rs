@@ -49,9 +49,15 @@ enum Ev {
     Start,
     TxDone(PortId),
     Arrive(PortId),
-    Pfc { port: PortId, prio: u8, pause: bool },
+    Pfc {
+        port: PortId,
+        prio: u8,
+        pause: bool,
+    },
     Timer(FlowId, u32),
     Pace(FlowId, u32),
+    /// A dependent flow whose group completed starts (after its delay).
+    StartFlow(FlowId),
 }
 
 /// Which transport the flows of a run use.
@@ -147,6 +153,11 @@ pub struct Sim {
     pub total: usize,
     /// The RDMA host state, in RDMA runs.
     pub rdma: Option<RdmaHost>,
+    /// Flows `0..n_static` start on their own; the rest wait for a group.
+    n_static: usize,
+    /// Members of each group not yet received, and the flows waiting for it.
+    group_left: Vec<u32>,
+    waiters: Vec<Vec<FlowId>>,
     cons: Conservation,
     /// Hop count per packet transmitted (packet-hops), for the benchmark.
     pub packet_hops: u64,
@@ -231,7 +242,14 @@ impl Sim {
                 dst: f.dst,
                 size: f.size,
                 start: f.start,
-                deadline: f.deadline,
+                deadline: match f.after {
+                    None => f.deadline.map(|d| f.start + d),
+                    // Set when the flow starts.
+                    Some(_) => None,
+                },
+                rel_deadline: f.deadline,
+                tag: f.tag,
+                group: f.group.unwrap_or(u32::MAX),
                 // Ephemeral-port-like source ports, distinct per flow, for ECMP entropy.
                 sport: 10_000u16.wrapping_add((f.id % 50_000) as u16),
                 dport: 5_000,
@@ -256,6 +274,30 @@ impl Sim {
             Some(r) => r.msgs.len(),
             None => flows.len(),
         };
+        // Groups and the flows that wait for them.
+        let n_groups = s
+            .flows
+            .iter()
+            .filter_map(|f| f.group.max(f.after))
+            .max()
+            .map_or(0, |g| g as usize + 1);
+        if n_groups > 0 && rdma.is_some() {
+            return Err("dependent workloads (partition-aggregate, sequential) need a TCP-family or UDP scheme".into());
+        }
+        let mut group_left = vec![0u32; n_groups];
+        let mut waiters: Vec<Vec<FlowId>> = vec![Vec::new(); n_groups];
+        for (i, f) in s.flows.iter().enumerate() {
+            if let Some(g) = f.group {
+                group_left[g as usize] += 1;
+            }
+            if let Some(g) = f.after {
+                waiters[g as usize].push(FlowId(i as u32));
+            }
+        }
+        let n_static = s.flows.iter().take_while(|f| f.after.is_none()).count();
+        if s.flows[n_static..].iter().any(|f| f.after.is_none()) {
+            return Err("flows that wait for a group must come after the others".into());
+        }
         let ready = (0..net.n_hosts)
             .map(|_| (0..nq).map(|_| VecDeque::new()).collect())
             .collect();
@@ -271,6 +313,9 @@ impl Sim {
             finished: 0,
             total,
             rdma,
+            n_static,
+            group_left,
+            waiters,
             cons: Conservation::default(),
             packet_hops: 0,
             primed: false,
@@ -339,6 +384,7 @@ impl Sim {
                 Ev::Pfc { port, prio, pause } => self.on_pfc(port, prio, pause),
                 Ev::Timer(f, g) => self.on_timer(f, g),
                 Ev::Pace(f, g) => self.on_pace(f, g),
+                Ev::StartFlow(f) => self.start_flow(f),
             }
             if self.finished == self.total {
                 break EndReason::AllFinished;
@@ -372,8 +418,44 @@ impl Sim {
     fn arrival_time(&self, i: usize) -> Option<SimTime> {
         match &self.rdma {
             Some(r) => r.msgs.get(i).map(|m| m.start),
-            None => self.flows.get(i).map(|f| f.start),
+            None if i < self.n_static => Some(self.flows[i].start),
+            None => None,
         }
+    }
+
+    /// Flow `f` was received completely: it may complete its group, starting the flows that
+    /// wait for the group.
+    fn on_received(&mut self, f: FlowId) {
+        let g = self.flows[f.idx()].group;
+        if g == u32::MAX {
+            return;
+        }
+        let left = &mut self.group_left[g as usize];
+        *left -= 1;
+        if *left > 0 {
+            return;
+        }
+        let waiting = std::mem::take(&mut self.waiters[g as usize]);
+        for w in waiting {
+            let offset = self.flows[w.idx()].start;
+            if offset == SimTime::ZERO {
+                self.start_flow(w);
+            } else {
+                let at = self.now + offset;
+                self.flows[w.idx()].start = at;
+                self.ev.push(at, Ev::StartFlow(w));
+            }
+        }
+    }
+
+    /// A dependent flow starts now.
+    fn start_flow(&mut self, f: FlowId) {
+        let now = self.now;
+        let fl = &mut self.flows[f.idx()];
+        fl.start = now;
+        fl.deadline = fl.rel_deadline.map(|d| now + d);
+        fl.started = true;
+        self.make_ready(f);
     }
 
     fn on_start(&mut self) {
@@ -836,7 +918,8 @@ impl Sim {
         match (&mut fl.proto, &self.transport) {
             (Proto::Tcp { rcv, .. }, TransportSpec::Tcp(tp)) => {
                 let r = rcv.on_data(pkt.seq, pkt.payload);
-                if r.ack >= fl.size && fl.rcv_finish.is_none() {
+                let received = r.ack >= fl.size && fl.rcv_finish.is_none();
+                if received {
                     fl.rcv_finish = Some(now);
                 }
                 let mss = tp.mss as u64;
@@ -863,6 +946,9 @@ impl Sim {
                 };
                 let hp = self.net.host_port(fl.dst);
                 self.send_control(hp, ack);
+                if received {
+                    self.on_received(f);
+                }
             }
             (Proto::Udp { rcvd, .. }, _) => {
                 *rcvd += pkt.payload as u64;
@@ -870,6 +956,7 @@ impl Sim {
                     fl.rcv_finish = Some(now);
                     fl.finish = Some(now);
                     self.finished += 1;
+                    self.on_received(f);
                 }
             }
             _ => unreachable!(),

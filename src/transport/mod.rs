@@ -74,7 +74,13 @@ pub struct Flow {
     pub dst: u32,
     pub size: u64,
     pub start: SimTime,
+    /// Absolute deadline (set when the flow starts).
     pub deadline: Option<SimTime>,
+    /// Deadline relative to the start.
+    pub rel_deadline: Option<SimTime>,
+    pub tag: crate::workload::FlowTag,
+    /// Group membership (u32::MAX: none).
+    pub group: u32,
     pub sport: u16,
     pub dport: u16,
     /// Priority class (switch queue) of data packets and of ACKs.

@@ -31,11 +31,64 @@ pub struct FlowSpec {
     pub src: u32,
     pub dst: u32,
     pub size: u64,
+    /// Start time; for a flow with `after`, the delay after its group completes.
     pub start: SimTime,
     /// Priority class override (queue index); `None` uses the scheme's.
     pub prio: Option<u8>,
-    /// Absolute deadline, if any.
+    /// Deadline relative to the flow's start, if any.
     pub deadline: Option<SimTime>,
+    /// What kind of traffic this is (summaries are also given per tag).
+    pub tag: FlowTag,
+    /// Member of this group (a query, a step of a workflow).
+    pub group: Option<u32>,
+    /// Starts when every member of this group has been received.
+    pub after: Option<u32>,
+}
+
+impl FlowSpec {
+    pub fn new(id: u32, src: u32, dst: u32, size: u64, start: SimTime) -> Self {
+        FlowSpec {
+            id,
+            src,
+            dst,
+            size,
+            start,
+            prio: None,
+            deadline: None,
+            tag: FlowTag::Flow,
+            group: None,
+            after: None,
+        }
+    }
+}
+
+/// Traffic kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowTag {
+    /// Unlabelled.
+    #[default]
+    Flow,
+    /// A partition-aggregate response.
+    Query,
+    /// Long background traffic.
+    Background,
+    /// A response of a dependent-sequential workflow.
+    Workflow,
+    /// A request of a dependent-sequential workflow.
+    Request,
+}
+
+impl FlowTag {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowTag::Flow => "flow",
+            FlowTag::Query => "query",
+            FlowTag::Background => "background",
+            FlowTag::Workflow => "workflow",
+            FlowTag::Request => "request",
+        }
+    }
 }
 
 fn d_cdf() -> String {
@@ -59,6 +112,9 @@ pub struct InlineFlow {
     pub start: SimTime,
     #[serde(default)]
     pub prio: Option<u8>,
+    /// Deadline relative to the start.
+    #[serde(default)]
+    pub deadline: Option<SimTime>,
 }
 
 /// `[workload]`.
@@ -83,6 +139,9 @@ pub enum WorkloadConfig {
         /// Generate arrivals only until this time (optional; the flow count still caps).
         #[serde(default)]
         until: Option<SimTime>,
+        /// Tag of the flows. Default "flow".
+        #[serde(default)]
+        tag: FlowTag,
     },
     /// Flows from a CSV file `flow_id,src,dst,size_bytes,start_ns[,prio][,deadline_ns]`.
     Csv {
@@ -112,6 +171,70 @@ pub enum WorkloadConfig {
         /// Time between bursts. Default 1ms.
         #[serde(default = "d_interval")]
         interval: SimTime,
+        /// Tag of the flows. Default "flow".
+        #[serde(default)]
+        tag: FlowTag,
+    },
+    /// Partition-aggregate queries (PDTCP spec §5.1): a random aggregator, `fan_in` responses
+    /// from workers drawn uniformly with replacement among the other hosts, all starting
+    /// together, each with a deadline drawn from Exp(`deadline_mean`). Queries follow one
+    /// another (the next starts when every response of the previous one has arrived) or, with
+    /// `query_rate`, arrive as a Poisson process. Tag "query".
+    PartitionAggregate {
+        /// Responses per query, 1..=10000.
+        fan_in: u32,
+        /// Queries, 1..=1000000. Default 1000.
+        #[serde(default = "d_queries")]
+        queries: u32,
+        /// Response size, uniform in `[response_size, response_size_max]`. Default 2KB..50KB.
+        #[serde(default = "d_resp_min")]
+        response_size: Bytes,
+        #[serde(default = "d_resp_max")]
+        response_size_max: Bytes,
+        /// Mean of the exponential deadline. Default 20ms.
+        #[serde(default = "d_deadline")]
+        deadline_mean: SimTime,
+        /// One deadline draw per query instead of per response. Default false.
+        #[serde(default)]
+        deadline_per_query: bool,
+        /// Poisson arrival rate of queries per second; none: closed loop. Default none.
+        #[serde(default)]
+        query_rate: Option<f64>,
+        /// Responses start uniformly within this window after the query. Default 0s.
+        #[serde(default)]
+        jitter: SimTime,
+        /// First query. Default 0s.
+        #[serde(default)]
+        start: SimTime,
+    },
+    /// Dependent-sequential workflows (PDTCP spec §5.2): Poisson arrivals at `rate` per second
+    /// over the cluster; each workflow has a random front end that issues `requests` requests
+    /// in sequence, each to a random server, each answered by a response; request i+1 leaves
+    /// when response i has arrived. Responses (tag "workflow") carry a deadline drawn from
+    /// Exp(`deadline_mean`); requests (tag "request") carry none.
+    Sequential {
+        /// Workflows per second, > 0.
+        rate: f64,
+        /// Number of workflows, 1..=1000000. Default 1000.
+        #[serde(default = "d_queries")]
+        workflows: u32,
+        /// Requests per workflow, 1..=1000. Default 10.
+        #[serde(default = "d_requests")]
+        requests: u32,
+        /// Request size (one packet). Default 1KB.
+        #[serde(default = "d_request_size")]
+        request_size: Bytes,
+        /// Response size, uniform in the range. Default 2KB..32KB.
+        #[serde(default = "d_resp_min")]
+        response_size: Bytes,
+        #[serde(default = "d_seq_max")]
+        response_size_max: Bytes,
+        /// Mean of the exponential deadline of each response. Default 20ms.
+        #[serde(default = "d_deadline")]
+        deadline_mean: SimTime,
+        /// First arrival no earlier than this. Default 0s.
+        #[serde(default)]
+        start: SimTime,
     },
     /// An explicit list of flows.
     Flows { flows: Vec<InlineFlow> },
@@ -121,6 +244,27 @@ pub enum WorkloadConfig {
 
 fn d_one() -> u32 {
     1
+}
+fn d_queries() -> u32 {
+    1000
+}
+fn d_requests() -> u32 {
+    10
+}
+fn d_resp_min() -> Bytes {
+    Bytes(2_000)
+}
+fn d_resp_max() -> Bytes {
+    Bytes(50_000)
+}
+fn d_seq_max() -> Bytes {
+    Bytes(32_000)
+}
+fn d_request_size() -> Bytes {
+    Bytes(1_000)
+}
+fn d_deadline() -> SimTime {
+    SimTime::from_ms(20)
 }
 fn d_interval() -> SimTime {
     SimTime::from_ms(1)
@@ -134,6 +278,7 @@ impl Default for WorkloadConfig {
             flows: d_flows(),
             start: SimTime::ZERO,
             until: None,
+            tag: FlowTag::Flow,
         }
     }
 }
@@ -142,6 +287,23 @@ impl Default for WorkloadConfig {
 pub fn load_cdf(name: &str, base: &Path) -> Result<Cdf, String> {
     if let Some(c) = Cdf::builtin(name) {
         return Ok(c);
+    }
+    if let Some(args) = name
+        .strip_prefix("uniform(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+        let (Some(a), Some(b)) = (parts.first(), parts.get(1)) else {
+            return Err(format!(
+                "`{name}`: write uniform(MIN, MAX), e.g. uniform(1MB, 10MB)"
+            ));
+        };
+        let lo: Bytes = a.parse().map_err(|e| format!("`{name}`: {e}"))?;
+        let hi: Bytes = b.parse().map_err(|e| format!("`{name}`: {e}"))?;
+        if parts.len() != 2 || hi < lo || lo.0 == 0 {
+            return Err(format!("`{name}`: need 0 < MIN <= MAX"));
+        }
+        return Cdf::from_points(vec![(lo.0 as f64, 0.0), (hi.0 as f64, 1.0)]);
     }
     let p = base.join(name);
     let text = std::fs::read_to_string(&p).map_err(|e| {
@@ -209,6 +371,79 @@ impl WorkloadConfig {
                     return e("bursts", format!("must be in 1..=100000, got {bursts}"));
                 }
             }
+            WorkloadConfig::PartitionAggregate {
+                fan_in,
+                queries,
+                response_size,
+                response_size_max,
+                deadline_mean,
+                query_rate,
+                ..
+            } => {
+                if n_hosts < 2 {
+                    return e("kind", "partition-aggregate needs at least 2 hosts".into());
+                }
+                if *fan_in == 0 || *fan_in > 10_000 {
+                    return e("fan_in", format!("must be in 1..=10000, got {fan_in}"));
+                }
+                if *queries == 0 || *queries > 1_000_000 {
+                    return e("queries", format!("must be in 1..=1000000, got {queries}"));
+                }
+                if response_size.0 == 0 || response_size_max < response_size {
+                    return e(
+                        "response_size_max",
+                        "need 0 < response_size <= response_size_max".into(),
+                    );
+                }
+                if deadline_mean.0 == 0 {
+                    return e("deadline_mean", "must be positive".into());
+                }
+                if query_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+                    return e(
+                        "query_rate",
+                        "must be a positive number of queries per second".into(),
+                    );
+                }
+            }
+            WorkloadConfig::Sequential {
+                rate,
+                workflows,
+                requests,
+                request_size,
+                response_size,
+                response_size_max,
+                deadline_mean,
+                ..
+            } => {
+                if n_hosts < 2 {
+                    return e("kind", "workflows need at least 2 hosts".into());
+                }
+                if !(*rate > 0.0 && rate.is_finite()) {
+                    return e(
+                        "rate",
+                        format!("must be a positive rate per second, got {rate}"),
+                    );
+                }
+                if *workflows == 0 || *workflows > 1_000_000 {
+                    return e(
+                        "workflows",
+                        format!("must be in 1..=1000000, got {workflows}"),
+                    );
+                }
+                if *requests == 0 || *requests > 1000 {
+                    return e("requests", format!("must be in 1..=1000, got {requests}"));
+                }
+                if request_size.0 == 0 || response_size.0 == 0 || response_size_max < response_size
+                {
+                    return e(
+                        "response_size_max",
+                        "sizes must be positive with response_size <= response_size_max".into(),
+                    );
+                }
+                if deadline_mean.0 == 0 {
+                    return e("deadline_mean", "must be positive".into());
+                }
+            }
             WorkloadConfig::Mix { parts } => {
                 if parts.is_empty() {
                     return e("parts", "lists no workloads".into());
@@ -241,7 +476,8 @@ impl WorkloadConfig {
         Ok(())
     }
 
-    /// Expands the workload into flows sorted by start time (ties by id).
+    /// Expands the workload into flows: those that start on their own, sorted by start time
+    /// (ties by id), then those that wait for a group.
     pub fn generate(
         &self,
         n_hosts: usize,
@@ -256,6 +492,7 @@ impl WorkloadConfig {
                 flows,
                 start,
                 until,
+                tag,
             } => {
                 let cdf = load_cdf(size_cdf, base)?;
                 let mut arr = RngStream::new(seed, "workload.arrivals");
@@ -276,19 +513,126 @@ impl WorkloadConfig {
                     if dst >= src {
                         dst += 1;
                     }
-                    out.push(FlowSpec {
-                        id: id as u32,
-                        src,
-                        dst,
-                        size: cdf.sample(&mut sizes),
-                        start: st,
-                        prio: None,
-                        deadline: None,
-                    });
+                    let mut f = FlowSpec::new(id as u32, src, dst, cdf.sample(&mut sizes), st);
+                    f.tag = *tag;
+                    out.push(f);
                 }
                 out
             }
             WorkloadConfig::Csv { file } => read_csv(&base.join(file), n_hosts)?,
+            WorkloadConfig::PartitionAggregate {
+                fan_in,
+                queries,
+                response_size,
+                response_size_max,
+                deadline_mean,
+                deadline_per_query,
+                query_rate,
+                jitter,
+                start,
+            } => {
+                let mut rng = RngStream::new(seed, "workload.queries");
+                let mut dl = RngStream::new(seed, "workload.deadlines");
+                let mut out = Vec::with_capacity((*fan_in * *queries) as usize);
+                let mut t = *start;
+                let mean_dl = deadline_mean.as_secs_f64();
+                for q in 0..*queries {
+                    if let Some(rate) = query_rate
+                        && q > 0
+                    {
+                        t += SimTime::from_secs_f64(rng.exp(1.0 / rate));
+                    }
+                    let agg = rng.below(n_hosts as u64) as u32;
+                    let shared = SimTime::from_secs_f64(dl.exp(mean_dl));
+                    for _ in 0..*fan_in {
+                        let mut w = rng.below(n_hosts as u64 - 1) as u32;
+                        if w >= agg {
+                            w += 1;
+                        }
+                        let size =
+                            response_size.0 + rng.below(response_size_max.0 - response_size.0 + 1);
+                        let offset = if jitter.0 > 0 {
+                            SimTime(rng.below(jitter.0 + 1))
+                        } else {
+                            SimTime::ZERO
+                        };
+                        // Closed loop: every query after the first waits for the previous one.
+                        let closed = query_rate.is_none() && q > 0;
+                        let mut f = FlowSpec::new(
+                            out.len() as u32,
+                            w,
+                            agg,
+                            size,
+                            if closed { offset } else { t + offset },
+                        );
+                        f.tag = FlowTag::Query;
+                        f.group = Some(q);
+                        f.after = closed.then(|| q - 1);
+                        f.deadline = Some(if *deadline_per_query {
+                            shared
+                        } else {
+                            SimTime::from_secs_f64(dl.exp(mean_dl))
+                        });
+                        out.push(f);
+                    }
+                }
+                out
+            }
+            WorkloadConfig::Sequential {
+                rate,
+                workflows,
+                requests,
+                request_size,
+                response_size,
+                response_size_max,
+                deadline_mean,
+                start,
+            } => {
+                let mut rng = RngStream::new(seed, "workload.workflows");
+                let mut dl = RngStream::new(seed, "workload.deadlines");
+                let mean_dl = deadline_mean.as_secs_f64();
+                let mut out = Vec::with_capacity((*workflows * *requests * 2) as usize);
+                let mut t = start.as_secs_f64();
+                let mut group = 0u32;
+                for _ in 0..*workflows {
+                    t += rng.exp(1.0 / rate);
+                    let front = rng.below(n_hosts as u64) as u32;
+                    let mut prev: Option<u32> = None;
+                    for _ in 0..*requests {
+                        let mut server = rng.below(n_hosts as u64 - 1) as u32;
+                        if server >= front {
+                            server += 1;
+                        }
+                        let start_at = match prev {
+                            None => SimTime::from_secs_f64(t),
+                            Some(_) => SimTime::ZERO,
+                        };
+                        let mut req = FlowSpec::new(
+                            out.len() as u32,
+                            front,
+                            server,
+                            request_size.0,
+                            start_at,
+                        );
+                        req.tag = FlowTag::Request;
+                        req.group = Some(group);
+                        req.after = prev;
+                        out.push(req);
+                        let size =
+                            response_size.0 + rng.below(response_size_max.0 - response_size.0 + 1);
+                        let mut resp =
+                            FlowSpec::new(out.len() as u32, server, front, size, SimTime::ZERO);
+                        resp.tag = FlowTag::Workflow;
+                        resp.group = Some(group + 1);
+                        resp.after = Some(group);
+                        resp.deadline = Some(SimTime::from_secs_f64(dl.exp(mean_dl)));
+                        out.push(resp);
+                        prev = Some(group + 1);
+                        group += 2;
+                    }
+                }
+                out
+            }
             WorkloadConfig::Incast {
                 fan_in,
                 size,
@@ -298,6 +642,7 @@ impl WorkloadConfig {
                 start,
                 bursts,
                 interval,
+                tag,
             } => {
                 let mut rng = RngStream::new(seed, "workload.incast");
                 let mut out = Vec::new();
@@ -322,27 +667,33 @@ impl WorkloadConfig {
                             Some(m) if m.0 > size.0 => size.0 + rng.below(m.0 - size.0 + 1),
                             _ => size.0,
                         };
-                        out.push(FlowSpec {
-                            id: out.len() as u32,
-                            src,
-                            dst,
-                            size: sz,
-                            start: t,
-                            prio: None,
-                            deadline: None,
-                        });
+                        let mut f = FlowSpec::new(out.len() as u32, src, dst, sz, t);
+                        f.tag = *tag;
+                        out.push(f);
                     }
                 }
                 out
             }
             WorkloadConfig::Mix { parts } => {
                 let mut all = Vec::new();
+                let mut group_base = 0u32;
                 for (i, p) in parts.iter().enumerate() {
-                    // Each part draws from its own streams.
+                    // Each part draws from its own streams; groups get disjoint numbers.
                     let part_seed = crate::engine::rng::mix64(seed ^ (0x9E37 + i as u64));
-                    all.extend(p.generate(n_hosts, host_rate, part_seed, base)?);
+                    let mut v = p.generate(n_hosts, host_rate, part_seed, base)?;
+                    let mut top = 0;
+                    for f in v.iter_mut() {
+                        if let Some(g) = f.group.as_mut() {
+                            *g += group_base;
+                            top = top.max(*g + 1);
+                        }
+                        if let Some(a) = f.after.as_mut() {
+                            *a += group_base;
+                        }
+                    }
+                    group_base = group_base.max(top);
+                    all.extend(v);
                 }
-                all.sort_by_key(|f| f.start);
                 for (i, f) in all.iter_mut().enumerate() {
                     f.id = i as u32;
                 }
@@ -351,18 +702,16 @@ impl WorkloadConfig {
             WorkloadConfig::Flows { flows } => flows
                 .iter()
                 .enumerate()
-                .map(|(i, f)| FlowSpec {
-                    id: i as u32,
-                    src: f.src,
-                    dst: f.dst,
-                    size: f.size.0,
-                    start: f.start,
-                    prio: f.prio,
-                    deadline: None,
+                .map(|(i, f)| {
+                    let mut s = FlowSpec::new(i as u32, f.src, f.dst, f.size.0, f.start);
+                    s.prio = f.prio;
+                    s.deadline = f.deadline;
+                    s
                 })
                 .collect(),
         };
-        v.sort_by_key(|f| (f.start, f.id));
+        // Flows that start on their own first, by start time; dependent flows after.
+        v.sort_by_key(|f| (f.after.is_some(), f.start, f.id));
         Ok(v)
     }
 }
@@ -431,21 +780,19 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
         if id > u32::MAX as u64 || !ids.insert(id) {
             return Err(format!("{}: flow_id {id} is duplicated or too large", at()));
         }
-        let mut spec = FlowSpec {
-            id: id as u32,
-            src: src as u32,
-            dst: dst as u32,
+        let mut spec = FlowSpec::new(
+            id as u32,
+            src as u32,
+            dst as u32,
             size,
-            start: SimTime::from_ns(start),
-            prio: None,
-            deadline: None,
-        };
+            SimTime::from_ns(start),
+        );
         for (i, c) in cols.iter().enumerate().skip(5) {
             let v = num(i)?;
             match *c {
                 "prio" if v < 8 => spec.prio = Some(v as u8),
                 "prio" => return Err(format!("{}: prio must be in 0..8", at())),
-                _ => spec.deadline = Some(spec.start + SimTime::from_ns(v)),
+                _ => spec.deadline = Some(SimTime::from_ns(v)),
             }
         }
         out.push(spec);
@@ -473,6 +820,7 @@ mod tests {
             flows: 20_000,
             start: SimTime::ZERO,
             until: None,
+            tag: FlowTag::Flow,
         };
         let rate = BitRate::from_gbps(10);
         let v = w.generate(16, rate, 1, Path::new(".")).unwrap();
