@@ -234,6 +234,10 @@ pub struct Config {
     /// Simulated-time limit. Default: none (run until every flow finishes).
     #[serde(default)]
     pub stop_time: Option<SimTime>,
+    /// End the run when every flow with this tag has finished ("query", "workflow", ...); flows
+    /// that have not started by then are left out of the results. Default: none.
+    #[serde(default)]
+    pub end_when: Option<crate::workload::FlowTag>,
     /// Schemes to compare, by name (see [`Scheme::BUILTIN`]). Default ["DCTCP"].
     #[serde(default = "d_schemes")]
     pub schemes: Vec<String>,
@@ -934,6 +938,7 @@ impl Config {
             if p.class != "all"
                 && !class_names.contains(&p.class)
                 && !tags.contains(&p.class.as_str())
+                && !p.class.starts_with("deadline:")
             {
                 return Err(err(
                     &k("class"),

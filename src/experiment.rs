@@ -212,6 +212,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         ack_prio: cfg.priorities.ack,
         stop_time: cfg.stop_time,
         seed: plan.seed,
+        end_when: cfg.end_when,
     })
 }
 
@@ -245,7 +246,10 @@ pub fn collect(
     let mut path_cache: Vec<Option<(Vec<Hop>, Vec<Hop>)>> = vec![None; n_hosts * n_hosts];
     let mut records = Vec::with_capacity(sim.total);
     let mut totals = RunTotals {
-        flows: sim.total as u64,
+        flows: match (&sim.rdma, cfg.end_when) {
+            (None, Some(_)) => sim.flows.iter().filter(|f| f.started).count() as u64,
+            _ => sim.total as u64,
+        },
         ..Default::default()
     };
     let mut ideal_of = |src: u32, dst: u32, size: u64| {
@@ -299,6 +303,7 @@ pub fn collect(
                     .deadline
                     .map(|d| m.rcv_finish.is_some_and(|r| r <= m.start + d)),
                 tag: crate::workload::FlowTag::Flow.name(),
+                deadline_class: None,
                 ideal_group_fct_ps: ideal.0,
                 slowdown_group: fct.map(|t| t.0 as f64 / ideal.0 as f64),
             });
@@ -317,7 +322,10 @@ pub fn collect(
             }
         }
     }
-    for f in sim.flows.iter().filter(|_| sim.rdma.is_none()) {
+    // With `end_when`, flows that never started did not happen.
+    let counted =
+        |f: &&crate::transport::Flow| sim.rdma.is_none() && (f.started || cfg.end_when.is_none());
+    for f in sim.flows.iter().filter(counted) {
         let ideal = ideal_of(f.src, f.dst, f.size);
         let ideal_group = if f.group != u32::MAX && group_bytes[f.group as usize] > f.size {
             ideal_of(f.src, f.dst, group_bytes[f.group as usize])
@@ -360,6 +368,7 @@ pub fn collect(
                 .rel_deadline
                 .map(|_| matches!((f.rcv_finish, f.deadline), (Some(r), Some(d)) if r <= d)),
             tag: f.tag.name(),
+            deadline_class: f.deadline_class.map(|d| d.to_string()),
             ideal_group_fct_ps: ideal_group.0,
             slowdown_group: fct.map(|t| t.0 as f64 / ideal_group.0 as f64),
         });
@@ -386,6 +395,19 @@ pub fn collect(
                 records.iter().filter(|r| r.tag == tag.name()),
             ));
         }
+    }
+    // Per deadline class, in increasing order of the mean.
+    let mut dl_classes: Vec<SimTime> = sim.flows.iter().filter_map(|f| f.deadline_class).collect();
+    dl_classes.sort();
+    dl_classes.dedup();
+    for d in dl_classes {
+        let name = d.to_string();
+        summaries.push(ClassSummary::of(
+            format!("deadline:{name}"),
+            records
+                .iter()
+                .filter(|r| r.deadline_class.as_deref() == Some(name.as_str())),
+        ));
     }
     let dur = sim.now.0.max(1) as f64;
     let mut ports = Vec::with_capacity(sim.net.ports.len());

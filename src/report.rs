@@ -14,7 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Column documentation of `fct.csv` (also in the README).
-pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,ideal_group_fct_ps,slowdown_group";
+pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,deadline_class,ideal_group_fct_ps,slowdown_group";
 
 /// Column list of the per-run and experiment `summary.csv` (sweep axes, when any, come
 /// after `seed`, one column each).
@@ -40,7 +40,7 @@ pub fn fct_csv(r: &RunResult) -> String {
     for f in &r.records {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             f.flow_id,
             f.src,
             f.dst,
@@ -59,6 +59,7 @@ pub fn fct_csv(r: &RunResult) -> String {
             opt(f.deadline_ps),
             opt(f.deadline_met.map(|m| m as u8)),
             f.tag,
+            f.deadline_class.as_deref().unwrap_or(""),
             f.ideal_group_fct_ps,
             f.slowdown_group.map(num).unwrap_or_default(),
         );

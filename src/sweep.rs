@@ -42,24 +42,49 @@ pub fn value_text(v: &toml::Value) -> String {
     }
 }
 
-/// Sets `key` (dotted) in `table` to `v`, creating intermediate tables.
+/// Sets `key` (dotted; a numeric segment indexes an array, as in `workload.parts.0.fan_in`)
+/// in `table` to `v`, creating intermediate tables.
 pub fn set_key(table: &mut toml::Table, key: &str, v: toml::Value) -> Result<(), String> {
-    let mut parts = key.split('.').peekable();
-    let mut t = table;
-    while let Some(p) = parts.next() {
-        if parts.peek().is_none() {
-            t.insert(p.to_string(), v);
-            return Ok(());
-        }
-        let e = t
-            .entry(p.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        t = match e {
-            toml::Value::Table(x) => x,
-            _ => return Err(format!("`{p}` in `{key}` is not a table")),
+    let segs: Vec<&str> = key.split('.').collect();
+    if segs.iter().any(|s| s.is_empty()) {
+        return Err(format!("malformed key `{key}`"));
+    }
+    let mut cur = table
+        .entry(segs[0].to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if segs.len() == 1 {
+        *cur = v;
+        return Ok(());
+    }
+    for (i, seg) in segs.iter().enumerate().skip(1) {
+        let last = i + 1 == segs.len();
+        cur = match cur {
+            toml::Value::Table(t) => {
+                if last {
+                    t.insert(seg.to_string(), v);
+                    return Ok(());
+                }
+                t.entry(seg.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            }
+            toml::Value::Array(a) => {
+                let idx: usize = seg
+                    .parse()
+                    .map_err(|_| format!("`{seg}` in `{key}` must index an array"))?;
+                let n = a.len();
+                let slot = a
+                    .get_mut(idx)
+                    .ok_or_else(|| format!("index {idx} in `{key}` is beyond {n} entries"))?;
+                if last {
+                    *slot = v;
+                    return Ok(());
+                }
+                slot
+            }
+            _ => return Err(format!("`{}` in `{key}` is not a table", segs[i - 1])),
         };
     }
-    Err(format!("empty key `{key}`"))
+    unreachable!("the loop returns at the last segment")
 }
 
 /// Every combination of axis values, outermost axis slowest.
@@ -141,6 +166,11 @@ mod tests {
             _ => panic!(),
         }
         assert_eq!(r.tcp.rto_min, crate::units::SimTime::from_ms(2));
+        // Array elements by index.
+        let mut t: toml::Table = toml::from_str("[w]\nparts = [{ a = 1 }, { a = 2 }]\n").unwrap();
+        set_key(&mut t, "w.parts.1.a", 9.into()).unwrap();
+        assert_eq!(t["w"]["parts"][1]["a"].as_integer(), Some(9));
+        assert!(set_key(&mut t, "w.parts.5.a", 9.into()).is_err());
         assert!(r.sweep.axes.is_empty());
         // A bad value is reported with the sweep values.
         let bad = "[sweep]\naxes = [{ key = \"tcp.rto_min\", values = [\"2 parsecs\"] }]\n";

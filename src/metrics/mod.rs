@@ -145,6 +145,8 @@ pub struct FlowRecord {
     /// Whether the deadline was met (None without a deadline).
     pub deadline_met: Option<bool>,
     pub tag: &'static str,
+    /// Deadline class (e.g. "20ms"), if any.
+    pub deadline_class: Option<String>,
     /// Ideal FCT of the flow's whole group, and FCT over it.
     pub ideal_group_fct_ps: u64,
     pub slowdown_group: Option<f64>,

@@ -123,6 +123,8 @@ pub struct SimSetup<'a> {
     pub stop_time: Option<SimTime>,
     /// Seed of the run (for transport-side random streams).
     pub seed: u64,
+    /// End when every flow with this tag has finished.
+    pub end_when: Option<crate::workload::FlowTag>,
 }
 
 /// How the run ended.
@@ -131,6 +133,8 @@ pub struct SimSetup<'a> {
 pub enum EndReason {
     /// Every flow finished.
     AllFinished,
+    /// Every flow with the `end_when` tag finished.
+    TagFinished,
     /// The configured stop time was reached.
     StopTime,
     /// No events were left (e.g. unreliable flows lost packets).
@@ -155,6 +159,10 @@ pub struct Sim {
     pub rdma: Option<RdmaHost>,
     /// Flows `0..n_static` start on their own; the rest wait for a group.
     n_static: usize,
+    /// `end_when`: the tag, how many flows carry it, how many of those finished.
+    end_tag: Option<crate::workload::FlowTag>,
+    tag_total: usize,
+    pub tag_finished: usize,
     /// Members of each group not yet received, and the flows waiting for it.
     group_left: Vec<u32>,
     waiters: Vec<Vec<FlowId>>,
@@ -250,6 +258,7 @@ impl Sim {
                 rel_deadline: f.deadline,
                 tag: f.tag,
                 group: f.group.unwrap_or(u32::MAX),
+                deadline_class: f.deadline_class,
                 // Ephemeral-port-like source ports, distinct per flow, for ECMP entropy.
                 sport: 10_000u16.wrapping_add((f.id % 50_000) as u16),
                 dport: 5_000,
@@ -314,6 +323,11 @@ impl Sim {
             total,
             rdma,
             n_static,
+            end_tag: s.end_when,
+            tag_total: s
+                .end_when
+                .map_or(0, |t| s.flows.iter().filter(|f| f.tag == t).count()),
+            tag_finished: 0,
             group_left,
             waiters,
             cons: Conservation::default(),
@@ -388,6 +402,9 @@ impl Sim {
             }
             if self.finished == self.total {
                 break EndReason::AllFinished;
+            }
+            if self.end_tag.is_some() && self.tag_finished == self.tag_total {
+                break EndReason::TagFinished;
             }
             if self.ev.popped() & 0xF_FFFF == 0 {
                 progress(self.now);
@@ -956,6 +973,9 @@ impl Sim {
                     fl.rcv_finish = Some(now);
                     fl.finish = Some(now);
                     self.finished += 1;
+                    if Some(fl.tag) == self.end_tag {
+                        self.tag_finished += 1;
+                    }
                     self.on_received(f);
                 }
             }
@@ -1010,6 +1030,9 @@ impl Sim {
             fl.finish = Some(now);
             fl.timer_deadline = SimTime::MAX;
             self.finished += 1;
+            if Some(fl.tag) == self.end_tag {
+                self.tag_finished += 1;
+            }
             return;
         }
         if r.advanced {

@@ -210,6 +210,7 @@ impl Sim {
             rel_deadline: None,
             tag: crate::workload::FlowTag::Flow,
             group: u32::MAX,
+            deadline_class: None,
             sport,
             dport: ROCE_PORT,
             prio: 1,

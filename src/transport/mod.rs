@@ -81,6 +81,8 @@ pub struct Flow {
     pub tag: crate::workload::FlowTag,
     /// Group membership (u32::MAX: none).
     pub group: u32,
+    /// Deadline class (the mean the deadline was drawn from).
+    pub deadline_class: Option<SimTime>,
     pub sport: u16,
     pub dport: u16,
     /// Priority class (switch queue) of data packets and of ACKs.

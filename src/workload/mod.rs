@@ -43,6 +43,8 @@ pub struct FlowSpec {
     pub group: Option<u32>,
     /// Starts when every member of this group has been received.
     pub after: Option<u32>,
+    /// The mean of the distribution the deadline was drawn from (its deadline class).
+    pub deadline_class: Option<SimTime>,
 }
 
 impl FlowSpec {
@@ -58,6 +60,7 @@ impl FlowSpec {
             tag: FlowTag::Flow,
             group: None,
             after: None,
+            deadline_class: None,
         }
     }
 }
@@ -194,6 +197,10 @@ pub enum WorkloadConfig {
         /// Mean of the exponential deadline. Default 20ms.
         #[serde(default = "d_deadline")]
         deadline_mean: SimTime,
+        /// Several deadline classes (e.g. tight/moderate/lax 20/30/40ms): each query draws
+        /// one of these means uniformly; replaces `deadline_mean`. Default: none.
+        #[serde(default)]
+        deadline_means: Vec<SimTime>,
         /// One deadline draw per query instead of per response. Default false.
         #[serde(default)]
         deadline_per_query: bool,
@@ -232,6 +239,10 @@ pub enum WorkloadConfig {
         /// Mean of the exponential deadline of each response. Default 20ms.
         #[serde(default = "d_deadline")]
         deadline_mean: SimTime,
+        /// Several deadline classes: each workflow draws one of these means uniformly;
+        /// replaces `deadline_mean`. Default: none.
+        #[serde(default)]
+        deadline_means: Vec<SimTime>,
         /// First arrival no earlier than this. Default 0s.
         #[serde(default)]
         start: SimTime,
@@ -377,6 +388,7 @@ impl WorkloadConfig {
                 response_size,
                 response_size_max,
                 deadline_mean,
+                deadline_means,
                 query_rate,
                 ..
             } => {
@@ -395,8 +407,8 @@ impl WorkloadConfig {
                         "need 0 < response_size <= response_size_max".into(),
                     );
                 }
-                if deadline_mean.0 == 0 {
-                    return e("deadline_mean", "must be positive".into());
+                if deadline_mean.0 == 0 || deadline_means.iter().any(|d| d.0 == 0) {
+                    return e("deadline_mean", "deadline means must be positive".into());
                 }
                 if query_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
                     return e(
@@ -413,6 +425,7 @@ impl WorkloadConfig {
                 response_size,
                 response_size_max,
                 deadline_mean,
+                deadline_means,
                 ..
             } => {
                 if n_hosts < 2 {
@@ -440,8 +453,8 @@ impl WorkloadConfig {
                         "sizes must be positive with response_size <= response_size_max".into(),
                     );
                 }
-                if deadline_mean.0 == 0 {
-                    return e("deadline_mean", "must be positive".into());
+                if deadline_mean.0 == 0 || deadline_means.iter().any(|d| d.0 == 0) {
+                    return e("deadline_mean", "deadline means must be positive".into());
                 }
             }
             WorkloadConfig::Mix { parts } => {
@@ -526,6 +539,7 @@ impl WorkloadConfig {
                 response_size,
                 response_size_max,
                 deadline_mean,
+                deadline_means,
                 deadline_per_query,
                 query_rate,
                 jitter,
@@ -535,8 +549,14 @@ impl WorkloadConfig {
                 let mut dl = RngStream::new(seed, "workload.deadlines");
                 let mut out = Vec::with_capacity((*fan_in * *queries) as usize);
                 let mut t = *start;
-                let mean_dl = deadline_mean.as_secs_f64();
+                let means = if deadline_means.is_empty() {
+                    vec![*deadline_mean]
+                } else {
+                    deadline_means.clone()
+                };
                 for q in 0..*queries {
+                    let class = means[dl.below(means.len() as u64) as usize];
+                    let mean_dl = class.as_secs_f64();
                     if let Some(rate) = query_rate
                         && q > 0
                     {
@@ -566,6 +586,7 @@ impl WorkloadConfig {
                             if closed { offset } else { t + offset },
                         );
                         f.tag = FlowTag::Query;
+                        f.deadline_class = Some(class);
                         f.group = Some(q);
                         f.after = closed.then(|| q - 1);
                         f.deadline = Some(if *deadline_per_query {
@@ -586,16 +607,23 @@ impl WorkloadConfig {
                 response_size,
                 response_size_max,
                 deadline_mean,
+                deadline_means,
                 start,
             } => {
                 let mut rng = RngStream::new(seed, "workload.workflows");
                 let mut dl = RngStream::new(seed, "workload.deadlines");
-                let mean_dl = deadline_mean.as_secs_f64();
+                let means = if deadline_means.is_empty() {
+                    vec![*deadline_mean]
+                } else {
+                    deadline_means.clone()
+                };
                 let mut out = Vec::with_capacity((*workflows * *requests * 2) as usize);
                 let mut t = start.as_secs_f64();
                 let mut group = 0u32;
                 for _ in 0..*workflows {
                     t += rng.exp(1.0 / rate);
+                    let class = means[dl.below(means.len() as u64) as usize];
+                    let mean_dl = class.as_secs_f64();
                     let front = rng.below(n_hosts as u64) as u32;
                     let mut prev: Option<u32> = None;
                     for _ in 0..*requests {
@@ -623,6 +651,7 @@ impl WorkloadConfig {
                         let mut resp =
                             FlowSpec::new(out.len() as u32, server, front, size, SimTime::ZERO);
                         resp.tag = FlowTag::Workflow;
+                        resp.deadline_class = Some(class);
                         resp.group = Some(group + 1);
                         resp.after = Some(group);
                         resp.deadline = Some(SimTime::from_secs_f64(dl.exp(mean_dl)));
