@@ -45,6 +45,14 @@ pub enum Cmd {
         #[arg(long, default_value = "all")]
         scenario: String,
     },
+    /// Redraw an experiment's figures and tables from its results (no simulation).
+    Plot {
+        /// The experiment TOML whose `[[plot]]` sections to draw.
+        config: PathBuf,
+        /// Where its results are (default: the config's `output_dir`).
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
+    },
     /// List the built-in schemes.
     Schemes,
     /// Print the embedded default experiment.
@@ -81,6 +89,14 @@ pub fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Bench { scenario } => bench(&scenario),
+        Cmd::Plot { config, output_dir } => {
+            let mut c = Config::load(&config)?;
+            if let Some(o) = output_dir {
+                c.output_dir = o;
+            }
+            let dir = c.output_dir.join(&c.name);
+            draw_figures(&c, &dir, false)
+        }
         Cmd::Schemes => {
             for (n, d) in Scheme::BUILTIN {
                 println!("{n:<14} {d}");
@@ -149,8 +165,23 @@ pub fn run_all(
     let sum = exp_dir.join("summary.csv");
     std::fs::write(&sum, report::summary_csv(&refs))
         .with_context(|| format!("cannot write {}", sum.display()))?;
+    draw_figures(cfg, &exp_dir, quiet)?;
+    Ok(results)
+}
+
+/// Draws an experiment's figures from its `summary.csv`: tables (CSV and terminal) and SVGs.
+pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
+    if cfg.plot.is_empty() {
+        return Ok(());
+    }
+    let sum = exp_dir.join("summary.csv");
+    let text = std::fs::read_to_string(&sum)
+        .with_context(|| format!("cannot read {} (run the experiment first)", sum.display()))?;
+    let axes: Vec<String> = cfg.sweep.axes.iter().map(|a| a.key.clone()).collect();
+    let rows = crate::plot::read_summary(&text, &axes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", sum.display()))?;
     for spec in &cfg.plot {
-        let series = crate::plot::aggregate(spec, &refs, &cfg.schemes);
+        let series = crate::plot::aggregate(spec, &rows, &cfg.schemes);
         let stem = spec.file.trim_end_matches(".svg");
         let csv = exp_dir.join(format!("{stem}.csv"));
         std::fs::write(&csv, crate::plot::table_csv(spec, &series))
@@ -166,7 +197,7 @@ pub fn run_all(
         }
         println!("{}", crate::plot::table_text(spec, &series));
     }
-    Ok(results)
+    Ok(())
 }
 
 fn run(

@@ -6,8 +6,6 @@
 //! only (plotters' SVG backend, no system font libraries), drawn as lines with markers and
 //! min–max whiskers, one colour per series, with a legend.
 
-use crate::experiment::RunResult;
-use crate::metrics::ClassSummary;
 use crate::sweep::value_text;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -46,7 +44,23 @@ pub struct PlotSpec {
     pub x_label: Option<String>,
     #[serde(default)]
     pub y_label: Option<String>,
+    /// Logarithmic y axis (decades). Default false.
+    #[serde(default)]
+    pub log_y: bool,
 }
+
+/// Distinct series colours (ColorBrewer Set1, then black).
+const COLORS: [(u8, u8, u8); 9] = [
+    (228, 26, 28),
+    (55, 126, 184),
+    (77, 175, 74),
+    (152, 78, 163),
+    (255, 127, 0),
+    (166, 86, 40),
+    (247, 129, 191),
+    (120, 120, 120),
+    (0, 0, 0),
+];
 
 /// Metrics a plot can show, with their units.
 pub const METRICS: &[(&str, &str)] = &[
@@ -63,31 +77,9 @@ pub const METRICS: &[(&str, &str)] = &[
     ("p99_slowdown_group", "p99 normalised FCT (query ideal)"),
     ("p999_slowdown_group", "p99.9 normalised FCT (query ideal)"),
     ("deadline_met", "fraction of deadlines met"),
-    ("drops", "packets dropped"),
+    ("class_drops", "packets dropped"),
     ("finished", "flows finished"),
 ];
-
-/// The value of metric `name` in a class summary.
-pub fn metric(c: &ClassSummary, name: &str) -> Option<f64> {
-    Some(match name {
-        "avg_fct_us" => c.avg_fct_us,
-        "p50_fct_us" => c.p50_fct_us,
-        "p99_fct_us" => c.p99_fct_us,
-        "p999_fct_us" => c.p999_fct_us,
-        "avg_slowdown" => c.avg_slowdown,
-        "p50_slowdown" => c.p50_slowdown,
-        "p99_slowdown" => c.p99_slowdown,
-        "p999_slowdown" => c.p999_slowdown,
-        "avg_slowdown_group" => c.avg_slowdown_group,
-        "p50_slowdown_group" => c.p50_slowdown_group,
-        "p99_slowdown_group" => c.p99_slowdown_group,
-        "p999_slowdown_group" => c.p999_slowdown_group,
-        "deadline_met" => c.deadline_met,
-        "drops" => c.drops as f64,
-        "finished" => c.finished as f64,
-        _ => return None,
-    })
-}
 
 /// One aggregated point.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,21 +95,101 @@ pub struct Point {
 /// Series name → points sorted by x.
 pub type Series = BTreeMap<String, Vec<Point>>;
 
+/// One row of an experiment's `summary.csv`: a run's summary of one class.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub scheme: String,
+    /// Sweep axis values by full key.
+    pub axes: Vec<(String, toml::Value)>,
+    pub class: String,
+    /// Numeric columns by name (empty cells are NaN).
+    pub values: BTreeMap<String, f64>,
+}
+
+impl Row {
+    fn axis(&self, key: &str) -> Option<&toml::Value> {
+        self.axes.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// Reads an experiment `summary.csv`; `axes` are the experiment's sweep keys (the CSV names
+/// them by their last segment).
+pub fn read_summary(text: &str, axes: &[String]) -> Result<Vec<Row>, String> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().ok_or("empty summary")?.split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n);
+    let (Some(ci_scheme), Some(ci_seed), Some(ci_class)) =
+        (col("scheme"), col("seed"), col("class"))
+    else {
+        return Err("summary.csv lacks scheme/seed/class columns".into());
+    };
+    let axis_cols: Vec<(usize, String)> = (ci_seed + 1..ci_class)
+        .map(|i| {
+            let name = header[i];
+            let key = axes
+                .iter()
+                .find(|k| k.rsplit('.').next() == Some(name))
+                .cloned()
+                .unwrap_or_else(|| name.to_string());
+            (i, key)
+        })
+        .collect();
+    let mut rows = Vec::new();
+    for (n, line) in lines.enumerate() {
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != header.len() {
+            return Err(format!(
+                "summary.csv line {}: {} fields, expected {}",
+                n + 2,
+                f.len(),
+                header.len()
+            ));
+        }
+        let parse_value = |t: &str| -> toml::Value {
+            if let Ok(i) = t.parse::<i64>() {
+                toml::Value::Integer(i)
+            } else if let Ok(x) = t.parse::<f64>() {
+                toml::Value::Float(x)
+            } else if let Ok(b) = t.parse::<bool>() {
+                toml::Value::Boolean(b)
+            } else {
+                toml::Value::String(t.to_string())
+            }
+        };
+        let values = header
+            .iter()
+            .enumerate()
+            .skip(ci_class + 1)
+            .map(|(i, h)| (h.to_string(), f[i].parse::<f64>().unwrap_or(f64::NAN)))
+            .collect();
+        rows.push(Row {
+            scheme: f[ci_scheme].to_string(),
+            axes: axis_cols
+                .iter()
+                .map(|(i, k)| (k.clone(), parse_value(f[*i])))
+                .collect(),
+            class: f[ci_class].to_string(),
+            values,
+        });
+    }
+    Ok(rows)
+}
+
 /// Groups runs into series and averages over seeds.
 pub fn aggregate(
     spec: &PlotSpec,
-    runs: &[&RunResult],
+    rows: &[Row],
     scheme_order: &[String],
 ) -> Vec<(String, Vec<Point>)> {
     // key: (series name, x text) -> values
     let mut acc: BTreeMap<(usize, String, String), (f64, Vec<f64>)> = BTreeMap::new();
     let mut x_pos: Vec<String> = Vec::new();
-    for r in runs {
-        let scheme = &r.plan.scheme.name;
+    for r in rows.iter().filter(|r| r.class == spec.class) {
+        let scheme = &r.scheme;
         if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
             continue;
         }
-        let Some(xv) = r.plan.axis_value(&spec.x) else {
+        let Some(xv) = r.axis(&spec.x) else {
             continue;
         };
         let x_text = value_text(xv);
@@ -138,7 +210,7 @@ pub fn aggregate(
                 spec.series_name
                     .as_deref()
                     .unwrap_or_else(|| k.rsplit('.').next().unwrap_or(k)),
-                r.plan.axis_value(k).map(value_text).unwrap_or_default()
+                r.axis(k).map(value_text).unwrap_or_default()
             ),
             None => scheme.clone(),
         };
@@ -146,10 +218,7 @@ pub fn aggregate(
             .iter()
             .position(|s| s == scheme)
             .unwrap_or(usize::MAX);
-        let Some(c) = r.classes.iter().find(|c| c.class == spec.class) else {
-            continue;
-        };
-        let Some(v) = metric(c, &spec.y) else {
+        let Some(&v) = r.values.get(&spec.y) else {
             continue;
         };
         if v.is_nan() {
@@ -257,17 +326,31 @@ pub fn draw_svg(
     }
     let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
     let mut y1 = 0.0f64;
+    let mut ymin_pos = f64::INFINITY;
     for p in pts() {
         x0 = x0.min(p.x);
         x1 = x1.max(p.x);
         y1 = y1.max(p.max);
+        if p.min > 0.0 {
+            ymin_pos = ymin_pos.min(p.min);
+        }
     }
     if x1 <= x0 {
         x0 -= 0.5;
         x1 += 0.5;
     }
     let pad = (x1 - x0) * 0.05;
-    let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+    // A log axis plots log10 of the values on whole decades.
+    let log = spec.log_y && ymin_pos.is_finite();
+    let (y0, y1) = if log {
+        (
+            ymin_pos.log10().floor(),
+            y1.log10().ceil().max(ymin_pos.log10().floor() + 1.0),
+        )
+    } else {
+        (0.0, if y1 > 0.0 { y1 * 1.08 } else { 1.0 })
+    };
+    let ty = move |v: f64| if log { v.max(1e-300).log10() } else { v };
     let metric_label = METRICS
         .iter()
         .find(|(m, _)| *m == spec.y)
@@ -283,19 +366,32 @@ pub fn draw_svg(
         .margin(16)
         .x_label_area_size(44)
         .y_label_area_size(70)
-        .build_cartesian_2d((x0 - pad)..(x1 + pad), 0.0..y1)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), y0..y1)
         .map_err(|x| e(&x))?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
+    let fmt_log = |v: &f64| {
+        let x = 10f64.powf(*v);
+        if x >= 1.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x}")
+        }
+    };
+    let fmt_lin = |v: &f64| format!("{v}");
+    let y_fmt: &dyn Fn(&f64) -> String = if log { &fmt_log } else { &fmt_lin };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_label)
         .y_desc(y_label)
-        .draw()
-        .map_err(|x| e(&x))?;
+        .y_label_formatter(y_fmt);
+    if log {
+        mesh.y_labels((y1 - y0) as usize + 1);
+    }
+    mesh.draw().map_err(|x| e(&x))?;
     for (i, (name, pts)) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let (r, g, b) = COLORS[i % COLORS.len()];
+        let color = RGBColor(r, g, b).to_rgba();
         chart
             .draw_series(LineSeries::new(
-                pts.iter().map(|p| (p.x, p.mean)),
+                pts.iter().map(|p| (p.x, ty(p.mean))),
                 color.stroke_width(2),
             ))
             .map_err(|x| e(&x))?
@@ -306,12 +402,15 @@ pub fn draw_svg(
         chart
             .draw_series(
                 pts.iter()
-                    .map(|p| Circle::new((p.x, p.mean), 3, color.filled())),
+                    .map(|p| Circle::new((p.x, ty(p.mean)), 3, color.filled())),
             )
             .map_err(|x| e(&x))?;
         for p in pts.iter().filter(|p| p.n > 1 && p.max > p.min) {
             chart
-                .draw_series(LineSeries::new(vec![(p.x, p.min), (p.x, p.max)], color))
+                .draw_series(LineSeries::new(
+                    vec![(p.x, ty(p.min)), (p.x, ty(p.max))],
+                    color,
+                ))
                 .map_err(|x| e(&x))?;
         }
     }
