@@ -133,7 +133,7 @@ pub struct SimSetup<'a> {
 pub enum EndReason {
     /// Every flow finished.
     AllFinished,
-    /// Every flow with the `end_when` tag finished.
+    /// Every flow with the `end_when` tag finished, and then every flow already started.
     TagFinished,
     /// The configured stop time was reached.
     StopTime,
@@ -163,6 +163,9 @@ pub struct Sim {
     end_tag: Option<crate::workload::FlowTag>,
     tag_total: usize,
     pub tag_finished: usize,
+    /// After the `end_when` tag is done: start nothing new, finish what runs.
+    draining: bool,
+    started: usize,
     /// Members of each group not yet received, and the flows waiting for it.
     group_left: Vec<u32>,
     waiters: Vec<Vec<FlowId>>,
@@ -328,6 +331,8 @@ impl Sim {
                 .end_when
                 .map_or(0, |t| s.flows.iter().filter(|f| f.tag == t).count()),
             tag_finished: 0,
+            draining: false,
+            started: 0,
             group_left,
             waiters,
             cons: Conservation::default(),
@@ -404,7 +409,11 @@ impl Sim {
                 break EndReason::AllFinished;
             }
             if self.end_tag.is_some() && self.tag_finished == self.tag_total {
-                break EndReason::TagFinished;
+                // No new flows from now on; the run ends when the started ones finish.
+                self.draining = true;
+                if self.finished == self.started {
+                    break EndReason::TagFinished;
+                }
             }
             if self.ev.popped() & 0xF_FFFF == 0 {
                 progress(self.now);
@@ -467,6 +476,10 @@ impl Sim {
 
     /// A dependent flow starts now.
     fn start_flow(&mut self, f: FlowId) {
+        if self.draining {
+            return;
+        }
+        self.started += 1;
         let now = self.now;
         let fl = &mut self.flows[f.idx()];
         fl.start = now;
@@ -476,6 +489,9 @@ impl Sim {
     }
 
     fn on_start(&mut self) {
+        if self.draining {
+            return;
+        }
         while let Some(t) = self.arrival_time(self.next_start)
             && t <= self.now
         {
@@ -486,6 +502,7 @@ impl Sim {
             } else {
                 let f = FlowId(i as u32);
                 self.flows[f.idx()].started = true;
+                self.started += 1;
                 self.make_ready(f);
             }
         }

@@ -861,4 +861,85 @@ mod tests {
         assert!(v.iter().all(|f| f.src != f.dst));
         assert!(v.windows(2).all(|w| w[0].start <= w[1].start));
     }
+
+    #[test]
+    fn partition_aggregate_queries_chain_in_closed_loop() {
+        let w = WorkloadConfig::PartitionAggregate {
+            fan_in: 8,
+            queries: 5,
+            response_size: Bytes(2_000),
+            response_size_max: Bytes(50_000),
+            deadline_mean: SimTime::from_ms(20),
+            deadline_means: vec![],
+            deadline_per_query: false,
+            query_rate: None,
+            jitter: SimTime::ZERO,
+            start: SimTime::from_us(5),
+        };
+        let v = w
+            .generate(16, BitRate::from_gbps(1), 3, Path::new("."))
+            .unwrap();
+        assert_eq!(v.len(), 40);
+        // Query 0 starts on its own; query q waits for group q - 1.
+        for f in &v {
+            let q = f.group.unwrap();
+            assert_eq!(f.after, q.checked_sub(1));
+            assert!(f.size >= 2_000 && f.size <= 50_000);
+            assert_eq!(f.tag, FlowTag::Query);
+            assert!(f.deadline.is_some());
+            assert_ne!(f.src, f.dst);
+        }
+        // All responses of a query go to one aggregator.
+        for q in 0..5 {
+            let aggs: std::collections::BTreeSet<u32> = v
+                .iter()
+                .filter(|f| f.group == Some(q))
+                .map(|f| f.dst)
+                .collect();
+            assert_eq!(aggs.len(), 1);
+        }
+        assert!(
+            v[..8]
+                .iter()
+                .all(|f| f.after.is_none() && f.start == SimTime::from_us(5))
+        );
+    }
+
+    #[test]
+    fn sequential_workflows_alternate_requests_and_responses() {
+        let w = WorkloadConfig::Sequential {
+            rate: 1000.0,
+            workflows: 3,
+            requests: 4,
+            request_size: Bytes(1_000),
+            response_size: Bytes(2_000),
+            response_size_max: Bytes(32_000),
+            deadline_mean: SimTime::from_ms(20),
+            deadline_means: vec![SimTime::from_ms(20), SimTime::from_ms(40)],
+            start: SimTime::ZERO,
+        };
+        let mut v = w
+            .generate(16, BitRate::from_gbps(1), 9, Path::new("."))
+            .unwrap();
+        assert_eq!(v.len(), 3 * 4 * 2);
+        v.sort_by_key(|f| f.id);
+        for wf in v.chunks(8) {
+            let front = wf[0].src;
+            for (i, pair) in wf.chunks(2).enumerate() {
+                let (req, resp) = (&pair[0], &pair[1]);
+                assert_eq!((req.tag, resp.tag), (FlowTag::Request, FlowTag::Workflow));
+                assert_eq!((req.src, resp.dst), (front, front));
+                assert_eq!(req.dst, resp.src);
+                assert_eq!(resp.after, req.group, "a response waits for its request");
+                assert!(resp.deadline.is_some() && req.deadline.is_none());
+                if i > 0 {
+                    assert_eq!(
+                        req.after,
+                        wf[2 * i - 1].group,
+                        "request i+1 waits for response i"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -15,6 +15,8 @@ fn shrink_workload(w: &mut WorkloadConfig) {
             }
         }
         WorkloadConfig::Incast { bursts, .. } => *bursts = (*bursts).min(6),
+        WorkloadConfig::PartitionAggregate { queries, .. } => *queries = (*queries).min(25),
+        WorkloadConfig::Sequential { workflows, .. } => *workflows = (*workflows).min(25),
         WorkloadConfig::Mix { parts } => parts.iter_mut().for_each(shrink_workload),
         _ => {}
     }
@@ -95,4 +97,42 @@ fn gpmp_burst_reduced() {
 fn default_experiment_reduced() {
     let (_t, rs, _) = run_reduced("experiments/default.toml");
     assert_eq!(rs.len(), 2);
+}
+
+#[test]
+fn pdtcp_partition_aggregate_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/pdtcp/partition_aggregate.toml");
+    for r in &rs {
+        let q = r
+            .classes
+            .iter()
+            .find(|c| c.class == "tag:query")
+            .expect("query class");
+        assert_eq!(
+            q.flows, q.finished,
+            "{}: every query response finishes",
+            r.plan.id
+        );
+        assert!(q.deadline_flows > 0 && q.deadline_met > 0.0);
+        assert!(
+            q.p99_slowdown_group <= q.p99_slowdown,
+            "the query ideal is the larger one"
+        );
+        assert!(r.classes.iter().any(|c| c.class == "deadline:20ms"));
+    }
+}
+
+#[test]
+fn pdtcp_sequential_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/pdtcp/sequential.toml");
+    for r in &rs {
+        let w = r
+            .classes
+            .iter()
+            .find(|c| c.class == "tag:workflow")
+            .expect("workflow class");
+        // 25 workflows of 10 responses.
+        assert_eq!(w.flows, 250, "{}", r.plan.id);
+        assert_eq!(w.finished, 250);
+    }
 }
