@@ -276,6 +276,9 @@ pub struct Config {
     pub workload: WorkloadConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// Sawtooth probe (the PDTCP analysis check): sample the switch-to-switch queues.
+    #[serde(default)]
+    pub probe: Option<crate::probe::ProbeConfig>,
     /// Parameter sweep: axes expanded into runs.
     #[serde(default)]
     pub sweep: crate::sweep::SweepConfig,

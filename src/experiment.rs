@@ -131,6 +131,8 @@ pub struct RunTotals {
     pub lb_congested: u64,
     /// TCP: data packets received that carried nothing new (spurious retransmissions).
     pub spurious_retx: u64,
+    /// The sawtooth probe's results, when `[probe]` is set.
+    pub sawtooth: Option<crate::probe::SawtoothStats>,
     pub nacks: u64,
     pub cnps: u64,
     pub rate_decreases: u64,
@@ -169,8 +171,129 @@ pub fn execute_with(
 ) -> Result<RunResult, String> {
     let wall = Instant::now();
     let mut sim = build_sim(cfg, base, plan)?;
+    let sawtooth = match &cfg.probe {
+        Some(p) => Some(run_probe(&mut sim, cfg, p)?),
+        None => None,
+    };
     let end_reason = sim.run_with(progress);
-    Ok(collect(&sim, end_reason, plan.clone(), cfg, wall))
+    let mut r = collect(&sim, end_reason, plan.clone(), cfg, wall);
+    r.totals.sawtooth = sawtooth;
+    Ok(r)
+}
+
+/// Runs the sawtooth probe over the warm-up and sampling window (see [`crate::probe`]).
+fn run_probe(
+    sim: &mut Sim,
+    cfg: &Config,
+    p: &crate::probe::ProbeConfig,
+) -> Result<crate::probe::SawtoothStats, String> {
+    use crate::probe::{Measured, SawtoothStats, cycles, predict};
+    let links: Vec<usize> = (0..sim.net.ports.len())
+        .filter(|&i| {
+            let port = &sim.net.ports[i];
+            !sim.net.is_host(port.node) && !sim.net.is_host(port.peer_node)
+        })
+        .collect();
+    if links.is_empty() {
+        return Err("[probe] needs switch-to-switch links (a dumbbell)".into());
+    }
+    // Only the links that carry data matter: in a dumbbell, the left-to-right ones.
+    let pkt = (cfg.packet.mss.0 + cfg.packet.header.0) as f64;
+    if sim.run_until(p.warmup).is_some() {
+        return Err("the run ended during the probe's warm-up".into());
+    }
+    let n_samples = (p.duration.0 / p.interval.0.max(1)) as usize;
+    let mut series: Vec<Vec<f64>> = vec![Vec::with_capacity(n_samples); links.len()];
+    let (mut alpha, mut na) = (0.0, 0u64);
+    let mut t = p.warmup;
+    for i in 0..n_samples {
+        t += p.interval;
+        if sim.run_until(t).is_some() {
+            return Err("the run ended during the probe's sampling window".into());
+        }
+        for (k, &l) in links.iter().enumerate() {
+            series[k].push(sim.net.ports[l].total_bytes as f64 / pkt);
+        }
+        if i % 20 == 0 {
+            for f in &sim.flows {
+                if let crate::transport::Proto::Tcp { snd, .. } = &f.proto {
+                    alpha += snd.alpha;
+                    na += 1;
+                }
+            }
+        }
+    }
+    // Keep the links that carried traffic (a dumbbell's right-to-left links carry ACKs only).
+    let data: Vec<&Vec<f64>> = series
+        .iter()
+        .filter(|s| s.iter().cloned().fold(0.0, f64::max) > 2.0)
+        .collect();
+    if data.is_empty() {
+        return Err("no bottleneck queue built up during the probe".into());
+    }
+    let m = data.len() as f64;
+    let empty = (0..n_samples)
+        .filter(|&i| data.iter().any(|s| s[i] == 0.0))
+        .count();
+    let (mut amp, mut cyc, mut len, mut meanq, mut p99) = (0.0, 0usize, 0.0, 0.0, 0.0);
+    for s in &data {
+        let (a, c, l) = cycles(s);
+        amp += a / m;
+        cyc += c;
+        len += l / m;
+        meanq += s.iter().sum::<f64>() / s.len() as f64 / m;
+        let mut v = (*s).clone();
+        v.sort_by(f64::total_cmp);
+        p99 += crate::metrics::percentile(&v, 0.99) / m;
+    }
+    // Analysis inputs: per-link capacity, base RTT between the first sender and its receiver.
+    let link = &sim.net.ports[links[0]];
+    let c_pps = link.rate.bps() as f64 / (8.0 * pkt);
+    let f0 = &sim.flows[0];
+    let hops = |a: u32, b: u32| -> Vec<crate::metrics::Hop> {
+        sim.net
+            .first_path(a, b)
+            .iter()
+            .map(|q| (sim.net.ports[q.idx()].rate, sim.net.ports[q.idx()].delay))
+            .collect()
+    };
+    let rtt = crate::metrics::ideal_fct(
+        cfg.packet.mss.0,
+        cfg.packet.mss.0 as u32,
+        cfg.packet.header.0 as u32,
+        &hops(f0.src, f0.dst),
+        &hops(f0.dst, f0.src),
+        true,
+    )
+    .as_secs_f64();
+    let k = match cfg.switch.ecn {
+        crate::net::port::EcnConfig::Step { k, .. } => k.0 as f64 / pkt,
+        _ => return Err("[probe] needs step ECN marking (K)".into()),
+    };
+    let exp = cfg.pdtcp.fixed_p.unwrap_or(1.0);
+    let c_rtt = c_pps * rtt;
+    let n = sim.flows.len() as f64;
+    let measured_rtt = rtt + meanq / c_pps;
+    let period_s = len * p.interval.as_secs_f64();
+    Ok(SawtoothStats {
+        flows: sim.flows.len() as u64,
+        links: data.len() as u64,
+        p: exp,
+        c_rtt_pkts: c_rtt,
+        k_pkts: k,
+        base_rtt_us: rtt * 1e6,
+        predicted: predict(n, m, c_rtt, k, exp),
+        measured: Measured {
+            alpha: if na > 0 { alpha / na as f64 } else { f64::NAN },
+            amplitude: amp,
+            cycles: cyc as u64,
+            period_us: period_s * 1e6,
+            period_rtts: period_s / measured_rtt,
+            mean_queue: meanq,
+            q_p99: p99,
+            empty_fraction: empty as f64 / n_samples.max(1) as f64,
+        },
+    })
 }
 
 /// Builds the simulation of one run, ready to run.

@@ -33,6 +33,7 @@ pub mod ids;
 pub mod metrics;
 pub mod net;
 pub mod plot;
+pub mod probe;
 pub mod report;
 pub mod sim;
 pub mod sweep;

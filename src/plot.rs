@@ -78,6 +78,29 @@ pub const METRICS: &[(&str, &str)] = &[
     ("p999_slowdown_group", "p99.9 normalised FCT (query ideal)"),
     ("deadline_met", "fraction of deadlines met"),
     ("class_drops", "packets dropped"),
+    ("st_alpha", "alpha (measured)"),
+    ("st_alpha_pred", "alpha (analysis)"),
+    ("st_alpha_ratio", "alpha, measured / analysis"),
+    ("st_amplitude", "queue amplitude per link (packets)"),
+    (
+        "st_amplitude_pred",
+        "queue amplitude per link, analysis (packets)",
+    ),
+    ("st_amplitude_ratio", "amplitude, measured / analysis"),
+    ("st_period_rtts", "period (round trips)"),
+    ("st_period_pred", "period, analysis (round trips)"),
+    ("st_period_ratio", "period, measured / analysis"),
+    (
+        "st_period_ratio_delay",
+        "period, measured / (analysis + 1 RTT of feedback delay)",
+    ),
+    ("st_q_p99", "p99 queue per link (packets)"),
+    ("st_q_max_pred", "peak queue K + N/M (packets)"),
+    ("st_k_bound", "K lower bound (19) (packets)"),
+    (
+        "st_empty_fraction",
+        "fraction of samples with an empty bottleneck",
+    ),
     ("finished", "flows finished"),
 ];
 

@@ -18,7 +18,7 @@ pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv
 
 /// Column list of the per-run and experiment `summary.csv` (sweep axes, when any, come
 /// after `seed`, one column each).
-pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links";
+pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links,st_alpha,st_alpha_pred,st_alpha_ratio,st_amplitude,st_amplitude_pred,st_amplitude_ratio,st_period_rtts,st_period_pred,st_period_ratio,st_period_ratio_delay,st_q_p99,st_q_max_pred,st_k_bound,st_empty_fraction";
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -77,7 +77,7 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         .collect();
     let _ = writeln!(
         s,
-        "{},{},{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.plan.id,
         r.plan.scheme.name,
         r.plan.seed,
@@ -104,7 +104,36 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         t.timeouts,
         t.pfc_pauses,
         num(t.mean_util_fabric_links),
+        sawtooth_cells(t.sawtooth.as_ref()),
     );
+}
+
+/// The sawtooth probe's cells of a summary row (empty without a probe).
+fn sawtooth_cells(s: Option<&crate::probe::SawtoothStats>) -> String {
+    let Some(s) = s else {
+        return ",,,,,,,,,,,,,".into();
+    };
+    let (m, p) = (&s.measured, &s.predicted);
+    [
+        m.alpha,
+        p.alpha,
+        m.alpha / p.alpha,
+        m.amplitude,
+        p.amplitude,
+        m.amplitude / p.amplitude,
+        m.period_rtts,
+        p.period_rtts,
+        m.period_rtts / p.period_rtts,
+        m.period_rtts / (p.period_rtts + 1.0),
+        m.q_p99,
+        p.q_max,
+        p.k_bound,
+        m.empty_fraction,
+    ]
+    .iter()
+    .map(|x| num(*x))
+    .collect::<Vec<_>>()
+    .join(",")
 }
 
 /// `summary.csv` rows (one per size class, `all` first) for one run, with the header.

@@ -136,3 +136,51 @@ fn pdtcp_sequential_reduced() {
         assert_eq!(w.finished, 250);
     }
 }
+
+/// PDTCP spec §2.3 and issue 4: the measured sawtooth matches the analysis within 20 % at
+/// p = 1, M = 1 (DCTCP's own analysis); alpha and amplitude at every p and M of the grid.
+#[test]
+fn pdtcp_analysis_check_holds() {
+    let c = Config::load(Path::new("experiments/pdtcp/analysis.toml")).unwrap();
+    let plans = dcsim::experiment::plan(&c, "analysis.toml", Path::new(".")).unwrap();
+    assert_eq!(plans.len(), 9);
+    for p in &plans {
+        let r = dcsim::experiment::execute(&p.config, Path::new("."), p).unwrap();
+        crate::common::assert_conserved(&r);
+        let s = r.totals.sawtooth.expect("probe results");
+        let (m, pr) = (&s.measured, &s.predicted);
+        let within = |x: f64, y: f64| (x / y - 1.0).abs() < 0.2;
+        assert!(
+            within(m.amplitude, pr.amplitude),
+            "{}: amplitude {} vs {}",
+            p.id,
+            m.amplitude,
+            pr.amplitude
+        );
+        assert!(
+            within(m.alpha, pr.alpha),
+            "{}: alpha {} vs {}",
+            p.id,
+            m.alpha,
+            pr.alpha
+        );
+        assert!(m.cycles >= 20, "{}: {} cycles", p.id, m.cycles);
+        assert_eq!(m.empty_fraction, 0.0, "{}: K is above the bound (19)", p.id);
+        assert!(s.k_pkts > pr.k_bound);
+        if s.p == 1.0 && s.links == 1 {
+            assert!(
+                within(m.period_rtts, pr.period_rtts + 1.0),
+                "{}: period {} vs {} + 1",
+                p.id,
+                m.period_rtts,
+                pr.period_rtts
+            );
+            assert!(
+                (m.q_p99 / pr.q_max - 1.0).abs() < 0.2,
+                "peak {} vs K + N {}",
+                m.q_p99,
+                pr.q_max
+            );
+        }
+    }
+}
