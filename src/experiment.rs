@@ -107,6 +107,20 @@ pub fn plan(
     Ok(v)
 }
 
+/// Per-switch counters for `switches.csv`.
+#[derive(Clone, Debug, Serialize)]
+pub struct SwitchRecord {
+    pub switch: String,
+    /// Load-balancer decisions: kept the hash port, chose another, all congested (AM marks).
+    pub lb_hash: u64,
+    pub lb_other: u64,
+    pub lb_congested: u64,
+    pub drops_lossy: u64,
+    pub drops_lossless: u64,
+    pub pfc_frames: u64,
+    pub peak_buffer_bytes: u64,
+}
+
 /// Run-level totals for `summary.csv` / `summary.json`.
 #[derive(Clone, Debug, Serialize, Default)]
 pub struct RunTotals {
@@ -153,6 +167,8 @@ pub struct RunResult {
     pub records: Vec<FlowRecord>,
     #[serde(skip)]
     pub ports: Vec<PortRecord>,
+    #[serde(skip)]
+    pub switches: Vec<SwitchRecord>,
     pub conservation: Conservation,
     pub wall_seconds: f64,
 }
@@ -566,6 +582,22 @@ pub fn collect(
     }
     totals.mean_util_host_links = if hn > 0 { hu / hn as f64 } else { 0.0 };
     totals.mean_util_fabric_links = if fnn > 0 { fu / fnn as f64 } else { 0.0 };
+    let switches: Vec<SwitchRecord> = sim
+        .net
+        .switches
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SwitchRecord {
+            switch: sim.net.nodes[sim.net.n_hosts + i].name.clone(),
+            lb_hash: s.lb.decisions[0],
+            lb_other: s.lb.decisions[1],
+            lb_congested: s.lb.decisions[2],
+            drops_lossy: s.drops[0],
+            drops_lossless: s.drops[1],
+            pfc_frames: s.pfc_sent,
+            peak_buffer_bytes: s.mmu.peak,
+        })
+        .collect();
     for s in &sim.net.switches {
         totals.lb_hash += s.lb.decisions[0];
         totals.lb_other += s.lb.decisions[1];
@@ -584,6 +616,7 @@ pub fn collect(
         classes: summaries,
         records,
         ports,
+        switches,
         conservation: sim.conservation(),
         wall_seconds: wall.elapsed().as_secs_f64(),
     }

@@ -159,6 +159,27 @@ pub fn summary_csv(runs: &[&RunResult]) -> String {
     s
 }
 
+fn switches_csv(r: &RunResult) -> String {
+    let mut s = String::from(
+        "switch,lb_hash,lb_other,lb_congested,drops_lossy,drops_lossless,pfc_frames,peak_buffer_bytes\n",
+    );
+    for w in &r.switches {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{}",
+            w.switch,
+            w.lb_hash,
+            w.lb_other,
+            w.lb_congested,
+            w.drops_lossy,
+            w.drops_lossless,
+            w.pfc_frames,
+            w.peak_buffer_bytes
+        );
+    }
+    s
+}
+
 fn ports_csv(r: &RunResult) -> String {
     let mut s = String::from(
         "port,node,peer,rate_bps,tx_pkts,tx_bytes,utilization,drops,ecn_marks,pfc_pauses_rx,paused_ps,max_queue_bytes\n",
@@ -231,6 +252,7 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
         fs::write(tmp.join("fct.csv"), fct_csv(r))?;
         fs::write(tmp.join("summary.csv"), summary_csv(&[r]))?;
         fs::write(tmp.join("ports.csv"), ports_csv(r))?;
+        fs::write(tmp.join("switches.csv"), switches_csv(r))?;
         let json = serde_json::to_string_pretty(r).map_err(std::io::Error::other)?;
         fs::write(tmp.join("summary.json"), json + "\n")?;
         let m = Manifest {

@@ -135,6 +135,7 @@ fn csv_workload_runs_and_writes_every_output() {
         "summary.json",
         "manifest.json",
         "ports.csv",
+        "switches.csv",
     ] {
         assert!(dir.join(f).exists(), "missing {f}");
     }

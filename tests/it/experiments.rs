@@ -184,3 +184,32 @@ fn pdtcp_analysis_check_holds() {
         }
     }
 }
+
+/// AM's decisions are counted per kind; flow hashing only ever keeps the hash port.
+#[test]
+fn am_decisions_are_counted_and_fh_only_hashes() {
+    let mut c = reduced("experiments/pdtcp/partition_aggregate.toml");
+    c.sweep.axes.clear();
+    let base = Path::new(".");
+    let run = |scheme: &str| {
+        let p = dcsim::experiment::RunPlan::single(&c, scheme, 1);
+        dcsim::experiment::execute(&c, base, &p).unwrap()
+    };
+    let am = run("PDTCP+AM");
+    let fh = run("PDTCP+FH");
+    assert!(
+        am.totals.lb_hash > 0 && am.totals.lb_other > 0,
+        "{:?}",
+        am.totals
+    );
+    assert_eq!(fh.totals.lb_other + fh.totals.lb_congested, 0);
+    let per_switch: u64 = am
+        .switches
+        .iter()
+        .map(|s| s.lb_hash + s.lb_other + s.lb_congested)
+        .sum();
+    assert_eq!(
+        per_switch,
+        am.totals.lb_hash + am.totals.lb_other + am.totals.lb_congested
+    );
+}
