@@ -171,7 +171,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `ev` at `time`, which must not precede the last popped (or peeked) event.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: SimTime, ev: E) {
         let seq = self.seq;
         self.seq += 1;
