@@ -213,3 +213,27 @@ fn am_decisions_are_counted_and_fh_only_hashes() {
         am.totals.lb_hash + am.totals.lb_other + am.totals.lb_congested
     );
 }
+
+/// Deadline accounting: a flow that has not finished when the run ends missed its deadline.
+#[test]
+fn unfinished_flows_count_as_missed_deadlines() {
+    let c = crate::common::cfg(
+        "schemes = [\"DCTCP\"]\nstop_time = \"2ms\"\n\
+         [topology]\nkind = \"dumbbell\"\nleft = 2\nright = 2\nhost_rate = \"1Gbps\"\nbottleneck_rate = \"1Gbps\"\n\
+         [workload]\nkind = \"flows\"\nflows = [\n\
+           { src = 0, dst = 2, size = \"10KB\", deadline = \"1ms\" },\n\
+           { src = 1, dst = 3, size = \"10MB\", deadline = \"50ms\" },\n\
+           { src = 1, dst = 3, size = \"10KB\" },\n]\n",
+    );
+    let r = crate::common::run(&c, "DCTCP");
+    let all = &r.classes[0];
+    assert_eq!(all.deadline_flows, 2);
+    assert_eq!(
+        all.deadline_met, 0.5,
+        "the unfinished 10 MB flow missed its deadline"
+    );
+    assert_eq!(r.records[0].deadline_met, Some(true));
+    assert_eq!(r.records[1].deadline_met, Some(false));
+    assert!(r.records[1].fct_ps.is_none());
+    assert_eq!(r.records[2].deadline_met, None);
+}
