@@ -6,7 +6,6 @@ use crate::report;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// dcsim: a fast, deterministic, packet-level data-center network simulator.
@@ -35,6 +34,12 @@ pub enum Cmd {
         /// Print only the final table.
         #[arg(short, long)]
         quiet: bool,
+        /// List the runs (ids and sweep values) without running them.
+        #[arg(long)]
+        dry_run: bool,
+        /// Skip runs whose results are already complete (resume an interrupted experiment).
+        #[arg(long)]
+        skip_existing: bool,
     },
     /// Check a config file without running it.
     Validate { config: PathBuf },
@@ -68,7 +73,19 @@ pub fn main() -> Result<()> {
             seed,
             output_dir,
             quiet,
-        } => run(config.as_deref(), jobs, seed, output_dir, quiet),
+            dry_run,
+            skip_existing,
+        } => run(
+            config.as_deref(),
+            seed,
+            output_dir,
+            &RunOpts {
+                jobs,
+                quiet,
+                dry_run,
+                skip_existing,
+            },
+        ),
         Cmd::Validate { config } => {
             let c = Config::load(&config)?;
             // Expanding the sweep checks every combination of axis values too.
@@ -117,8 +134,24 @@ fn load(config: Option<&Path>) -> Result<(Config, PathBuf)> {
     }
 }
 
+/// How to run an experiment.
+#[derive(Clone, Debug, Default)]
+pub struct RunOpts {
+    /// Parallel runs (None: all cores).
+    pub jobs: Option<usize>,
+    pub quiet: bool,
+    pub dry_run: bool,
+    pub skip_existing: bool,
+}
+
+/// Whether a run's results are complete on disk (its directory is renamed into place only
+/// after every file is written).
+fn run_complete(exp_dir: &Path, id: &str) -> bool {
+    exp_dir.join(id).join("manifest.json").exists()
+}
+
 /// Runs every planned run of `cfg` on `jobs` threads, writes the experiment summary and its
-/// figures; results in plan order.
+/// figures; results of the runs executed, in plan order.
 pub fn run_all(
     cfg: &Config,
     file: &str,
@@ -126,8 +159,63 @@ pub fn run_all(
     jobs: Option<usize>,
     quiet: bool,
 ) -> Result<Vec<RunResult>> {
-    let plans = experiment::plan(cfg, file, base)?;
+    run_experiment(
+        cfg,
+        file,
+        base,
+        &RunOpts {
+            jobs,
+            quiet,
+            ..Default::default()
+        },
+    )
+}
+
+/// [`run_all`] with every option.
+pub fn run_experiment(
+    cfg: &Config,
+    file: &str,
+    base: &Path,
+    opts: &RunOpts,
+) -> Result<Vec<RunResult>> {
+    let quiet = opts.quiet;
+    let all_plans = experiment::plan(cfg, file, base)?;
     let exp_dir = cfg.output_dir.join(&cfg.name);
+    if opts.dry_run {
+        for p in &all_plans {
+            let axes: Vec<String> = p
+                .axes
+                .iter()
+                .map(|(k, v)| format!("{k}={}", crate::sweep::value_text(v)))
+                .collect();
+            let done = if run_complete(&exp_dir, &p.id) {
+                "  (complete)"
+            } else {
+                ""
+            };
+            println!(
+                "{:<40} {} seed={} {}{done}",
+                p.id,
+                p.scheme.name,
+                p.seed,
+                axes.join(" ")
+            );
+        }
+        println!("{} run(s)", all_plans.len());
+        return Ok(Vec::new());
+    }
+    let plans: Vec<&experiment::RunPlan> = all_plans
+        .iter()
+        .filter(|p| !(opts.skip_existing && run_complete(&exp_dir, &p.id)))
+        .collect();
+    if !quiet && plans.len() < all_plans.len() {
+        eprintln!(
+            "skipping {} complete run(s), running {}",
+            all_plans.len() - plans.len(),
+            plans.len()
+        );
+    }
+    let jobs = opts.jobs;
     std::fs::create_dir_all(&exp_dir)
         .with_context(|| format!("cannot create {}", exp_dir.display()))?;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -161,12 +249,32 @@ pub fn run_all(
             .collect()
     });
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
-    let refs: Vec<&RunResult> = results.iter().collect();
-    let sum = exp_dir.join("summary.csv");
-    std::fs::write(&sum, report::summary_csv(&refs))
-        .with_context(|| format!("cannot write {}", sum.display()))?;
+    write_summary(&all_plans, &exp_dir)?;
     draw_figures(cfg, &exp_dir, quiet)?;
     Ok(results)
+}
+
+/// The experiment's `summary.csv`: every complete run's rows, in plan order.
+pub fn write_summary(plans: &[experiment::RunPlan], exp_dir: &Path) -> Result<()> {
+    let mut out = String::new();
+    for p in plans {
+        let f = exp_dir.join(&p.id).join("summary.csv");
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let mut lines = text.lines();
+        let header = lines.next().unwrap_or_default();
+        if out.is_empty() {
+            out.push_str(header);
+            out.push('\n');
+        }
+        for l in lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    let sum = exp_dir.join("summary.csv");
+    std::fs::write(&sum, out).with_context(|| format!("cannot write {}", sum.display()))
 }
 
 /// Draws an experiment's figures from its `summary.csv`: tables (CSV and terminal) and SVGs.
@@ -202,11 +310,11 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
 
 fn run(
     config: Option<&Path>,
-    jobs: Option<usize>,
     seed: Option<u64>,
     output_dir: Option<PathBuf>,
-    quiet: bool,
+    opts: &RunOpts,
 ) -> Result<()> {
+    let quiet = opts.quiet || opts.dry_run;
     let (mut cfg, base) = load(config)?;
     if let Some(s) = seed {
         cfg.seed = s;
@@ -229,10 +337,10 @@ fn run(
     let file = config
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "<embedded default>".into());
-    let results = run_all(&cfg, &file, &base, jobs, quiet)?;
-    let out = std::io::stdout();
-    let _ = out.is_terminal();
-    print!("{}", report::table(&results));
+    let results = run_experiment(&cfg, &file, &base, opts)?;
+    if !results.is_empty() {
+        print!("{}", report::table(&results));
+    }
     Ok(())
 }
 

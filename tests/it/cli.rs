@@ -165,3 +165,61 @@ fn schemes_and_default_config_commands() {
     let o = dcsim(&["validate", "d.toml"], tmp.path());
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn dry_run_lists_and_skip_existing_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("s.toml"),
+        "name = \"sw\"\nschemes = [\"TCP\", \"DCTCP\"]\n\
+         [workload]\nkind = \"poisson\"\nload = 0.5\nflows = 50\n\
+         [sweep]\naxes = [{ key = \"workload.load\", values = [0.3, 0.7] }]\n",
+    )
+    .unwrap();
+    let o = dcsim(&["run", "s.toml", "--dry-run"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.contains("TCP-load=0.3-s1") && out.contains("DCTCP-load=0.7-s1"),
+        "{out}"
+    );
+    assert!(out.contains("4 run(s)"));
+    assert!(
+        !tmp.path().join("results").exists(),
+        "a dry run writes nothing"
+    );
+    // Run everything, then delete one run and resume: only that one runs again.
+    let o = dcsim(&["run", "s.toml", "-q"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = tmp.path().join("results/sw");
+    let before = std::fs::read(exp.join("summary.csv")).unwrap();
+    let kept = std::fs::metadata(exp.join("TCP-load=0.3-s1/fct.csv"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::fs::remove_dir_all(exp.join("DCTCP-load=0.7-s1")).unwrap();
+    let o = dcsim(&["run", "s.toml", "--skip-existing"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("skipping 3 complete run(s), running 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(exp.join("summary.csv")).unwrap(),
+        before,
+        "same summary after resuming"
+    );
+    let still = std::fs::metadata(exp.join("TCP-load=0.3-s1/fct.csv"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(kept, still, "complete runs are not rewritten");
+    let o = dcsim(&["run", "s.toml", "--dry-run"], tmp.path());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout)
+            .matches("(complete)")
+            .count(),
+        4
+    );
+}
