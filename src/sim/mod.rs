@@ -23,7 +23,7 @@
 
 mod rdma;
 
-pub use rdma::{HostSched, Msg, RdmaHost, RdmaSpec};
+pub use rdma::{HostSched, Msg, RdmaHost, RdmaSpec, path_offset};
 
 use crate::engine::EventQueue;
 use crate::ids::{FlowId, NodeId, PortId};

@@ -35,6 +35,13 @@ use serde::Serialize;
 /// RoCEv2 UDP destination port.
 pub const ROCE_PORT: u16 = 4791;
 
+/// The per-pair rotation of GPMP's path binding: low-priority QP `k` of pair `(src, dst)` is
+/// bound to uplink `(k + path_offset) mod uplinks` [our choice; the spec binds QP k to uplink
+/// k for every pair, which with fewer QPs than uplinks would leave uplinks unused].
+pub fn path_offset(src: u32, dst: u32, n_up: usize) -> usize {
+    (crate::engine::rng::mix64((src as u64) << 32 | dst as u64) % n_up.max(1) as u64) as usize
+}
+
 /// Which host message scheduler a scheme uses.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -160,8 +167,10 @@ impl Sim {
     }
 
     /// The UDP source port of a new queue pair from `src` to `dst`: random (hashed onto some
-    /// path), or bound to uplink `path` of the source leaf by scanning ports until the leaf's
-    /// ECMP hash picks that uplink.
+    /// path), or bound to path `k` by scanning ports until the source leaf's ECMP hash picks
+    /// uplink `(k + offset) mod uplinks`, where `offset` is a fixed per-pair rotation
+    /// ([`path_offset`]): a pair's QPs take distinct uplinks, and when there are fewer QPs
+    /// than uplinks the pairs still spread over all of them.
     fn choose_sport(&mut self, src: u32, dst: u32, path: Option<u32>) -> u16 {
         let key = src as usize * self.net.n_hosts + dst as usize;
         let tor = self.net.ports[self.net.host_port(src).idx()].peer_node;
@@ -182,7 +191,7 @@ impl Sim {
                 Some(k) => {
                     n_up <= 1
                         || ecmp_index(src, dst, PROTO_UDP, sport, ROCE_PORT, salt, n_up)
-                            == k as usize % n_up
+                            == (k as usize + path_offset(src, dst, n_up)) % n_up
                 }
             };
             if fits && !pair.used_sports.contains(&sport) {

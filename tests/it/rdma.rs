@@ -79,11 +79,12 @@ fn every_low_priority_qp_lands_on_its_intended_spine() {
         "one high-priority QP and n = 4 low-priority QPs"
     );
     let salt = s.net.switches[0].lb.salt;
+    let off = dcsim::sim::path_offset(0, 4, 4);
     for (k, q) in qps[1..].iter().enumerate() {
         let f = &s.flows[q.idx()];
         assert_eq!(
             ecmp_index(0, 4, PROTO_UDP, f.sport, f.dport, salt, 4),
-            k,
+            (k + off) % 4,
             "QP {k}"
         );
     }
@@ -277,4 +278,30 @@ fn mp_rdma_spreads_one_connection_over_paths() {
         .filter(|&&p| s.net.ports[p].stats.tx_bytes > 100_000)
         .count();
     assert!(used >= 3, "MP-RDMA used {used} of 4 spines");
+}
+
+/// With fewer low-priority QPs than spines, pairs still spread over every spine.
+#[test]
+fn fewer_paths_than_spines_still_use_every_spine() {
+    let mut list = Vec::new();
+    for src in 0..4u32 {
+        for dst in 4..16u32 {
+            list.push((src, dst, 200_000u64, (src * 16 + dst) as u64));
+        }
+    }
+    let c = cfg(&format!(
+        "schemes = [\"GPMP\"]\n[gpmp]\npaths = 1\n{FABRIC}{}",
+        flows(&list)
+    ));
+    let mut s = sim(&c, "GPMP");
+    let reason = s.run_until(SimTime::MAX).unwrap();
+    collect(&s, &c, "GPMP", reason);
+    let used = uplinks(&s, 0)
+        .iter()
+        .filter(|&&p| s.net.ports[p].stats.tx_bytes > 400_000)
+        .count();
+    assert_eq!(
+        used, 4,
+        "48 pairs with one low-priority QP each use all four spines"
+    );
 }
