@@ -40,6 +40,26 @@ pub enum Cmd {
         /// Skip runs whose results are already complete (resume an interrupted experiment).
         #[arg(long)]
         skip_existing: bool,
+        /// Run only the I-th of N disjoint slices of the runs (1-based, e.g. `--shard 2/8`),
+        /// for a cluster job array; combine the slices with `dcsim merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+    },
+    /// Combine the results of an experiment's shards: copy every complete run found under the
+    /// given result directories into the experiment's directory, check that every planned run
+    /// is present, then write the experiment summary and figures.
+    Merge {
+        /// The experiment TOML that was sharded.
+        config: PathBuf,
+        /// Experiment result directories of the shards (`<output_dir>/<name>` of each); none
+        /// when the shards shared one output directory.
+        from: Vec<PathBuf>,
+        /// Where the merged results go (default: the config's `output_dir`).
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
+        /// Write the summary of the runs present even if some planned runs are missing.
+        #[arg(long)]
+        allow_partial: bool,
     },
     /// Check a config file without running it.
     Validate { config: PathBuf },
@@ -75,6 +95,7 @@ pub fn main() -> Result<()> {
             quiet,
             dry_run,
             skip_existing,
+            shard,
         } => run(
             config.as_deref(),
             seed,
@@ -84,8 +105,15 @@ pub fn main() -> Result<()> {
                 quiet,
                 dry_run,
                 skip_existing,
+                shard: shard.as_deref().map(parse_shard).transpose()?,
             },
         ),
+        Cmd::Merge {
+            config,
+            from,
+            output_dir,
+            allow_partial,
+        } => merge(&config, &from, output_dir, allow_partial),
         Cmd::Validate { config } => {
             let c = Config::load(&config)?;
             // Expanding the sweep checks every combination of axis values too.
@@ -142,6 +170,26 @@ pub struct RunOpts {
     pub quiet: bool,
     pub dry_run: bool,
     pub skip_existing: bool,
+    /// `(i, n)`: run only the i-th (1-based) of n slices.
+    pub shard: Option<(usize, usize)>,
+}
+
+/// Parses `I/N` with 1 <= I <= N.
+pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let bad = || anyhow::anyhow!("--shard `{s}`: expected I/N with 1 <= I <= N, e.g. 3/8");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let i: usize = i.trim().parse().map_err(|_| bad())?;
+    let n: usize = n.trim().parse().map_err(|_| bad())?;
+    if n == 0 || i == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// Whether the run at plan index `k` belongs to shard `i` of `n` (round robin, so every shard
+/// gets a mix of schemes and sweep points and similar work).
+pub fn in_shard(k: usize, (i, n): (usize, usize)) -> bool {
+    k % n == i - 1
 }
 
 /// Whether a run's results are complete on disk (its directory is renamed into place only
@@ -181,8 +229,14 @@ pub fn run_experiment(
     let quiet = opts.quiet;
     let all_plans = experiment::plan(cfg, file, base)?;
     let exp_dir = cfg.output_dir.join(&cfg.name);
+    let mine: Vec<&experiment::RunPlan> = all_plans
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| opts.shard.is_none_or(|s| in_shard(*k, s)))
+        .map(|(_, p)| p)
+        .collect();
     if opts.dry_run {
-        for p in &all_plans {
+        for p in &mine {
             let axes: Vec<String> = p
                 .axes
                 .iter()
@@ -201,17 +255,25 @@ pub fn run_experiment(
                 axes.join(" ")
             );
         }
-        println!("{} run(s)", all_plans.len());
+        match opts.shard {
+            Some((i, n)) => println!(
+                "{} run(s) in shard {i}/{n} of {}",
+                mine.len(),
+                all_plans.len()
+            ),
+            None => println!("{} run(s)", all_plans.len()),
+        }
         return Ok(Vec::new());
     }
-    let plans: Vec<&experiment::RunPlan> = all_plans
+    let plans: Vec<&experiment::RunPlan> = mine
         .iter()
+        .copied()
         .filter(|p| !(opts.skip_existing && run_complete(&exp_dir, &p.id)))
         .collect();
-    if !quiet && plans.len() < all_plans.len() {
+    if !quiet && plans.len() < mine.len() {
         eprintln!(
             "skipping {} complete run(s), running {}",
-            all_plans.len() - plans.len(),
+            mine.len() - plans.len(),
             plans.len()
         );
     }
@@ -221,34 +283,49 @@ pub fn run_experiment(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.unwrap_or(0))
         .build()?;
+    let bars = Bars::new(quiet, plans.len());
     let results: Vec<Result<RunResult>> = pool.install(|| {
         plans
             .par_iter()
             .map(|p| {
-                let r = experiment::execute(&p.config, base, p)
-                    .map_err(|e| anyhow::anyhow!("run {}: {e}", p.id))?;
+                let bar = bars.run_bar(&p.id);
+                let r = experiment::execute_with(&p.config, base, p, |pr| {
+                    Bars::update(&bar, pr)
+                })
+                .map_err(|e| anyhow::anyhow!("run {}: {e}", p.id))?;
+                if let Some((b, _)) = &bar {
+                    b.finish_and_clear();
+                }
                 if !r.conservation.holds() {
                     bail!("run {}: byte conservation violated: {:?}", p.id, r.conservation);
                 }
                 let dir = report::write_run(&exp_dir, &p.config, &r)
                     .with_context(|| format!("writing results of run {}", p.id))?;
-                if !quiet {
-                    eprintln!(
-                        "run {:<16} {:>7.2}s wall, {:>11} events, {:>11} packet-hops, {} flows ({} finished) -> {}",
-                        p.id,
-                        r.wall_seconds,
-                        r.totals.events,
-                        r.totals.packet_hops,
-                        r.totals.flows,
-                        r.totals.finished,
-                        dir.display()
-                    );
-                }
+                bars.run_done(&format!(
+                    "run {:<16} {:>7.2}s wall, {:>11} events, {:>11} packet-hops, {} flows ({} finished) -> {}",
+                    p.id,
+                    r.wall_seconds,
+                    r.totals.events,
+                    r.totals.packet_hops,
+                    r.totals.flows,
+                    r.totals.finished,
+                    dir.display()
+                ));
                 Ok(r)
             })
             .collect()
     });
+    bars.finish();
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
+    if let Some((i, n)) = opts.shard {
+        // A shard writes its own slice's summary; `dcsim merge` writes the experiment's.
+        let mine: Vec<experiment::RunPlan> = mine.into_iter().cloned().collect();
+        write_summary_to(&mine, &exp_dir, &format!("summary.shard-{i}-of-{n}.csv"))?;
+        if !quiet {
+            eprintln!("shard {i}/{n} done; combine the shards with `dcsim merge {file}`");
+        }
+        return Ok(results);
+    }
     write_summary(&all_plans, &exp_dir)?;
     draw_figures(cfg, &exp_dir, quiet)?;
     Ok(results)
@@ -256,6 +333,11 @@ pub fn run_experiment(
 
 /// The experiment's `summary.csv`: every complete run's rows, in plan order.
 pub fn write_summary(plans: &[experiment::RunPlan], exp_dir: &Path) -> Result<()> {
+    write_summary_to(plans, exp_dir, "summary.csv")
+}
+
+/// [`write_summary`] into the file `name` of `exp_dir`.
+fn write_summary_to(plans: &[experiment::RunPlan], exp_dir: &Path, name: &str) -> Result<()> {
     let mut out = String::new();
     for p in plans {
         let f = exp_dir.join(&p.id).join("summary.csv");
@@ -273,8 +355,173 @@ pub fn write_summary(plans: &[experiment::RunPlan], exp_dir: &Path) -> Result<()
             out.push('\n');
         }
     }
-    let sum = exp_dir.join("summary.csv");
-    std::fs::write(&sum, out).with_context(|| format!("cannot write {}", sum.display()))
+    report::write_atomic(&exp_dir.join(name), out.as_bytes())
+}
+
+/// `dcsim merge`: see [`Cmd::Merge`].
+fn merge(
+    config: &Path,
+    from: &[PathBuf],
+    output_dir: Option<PathBuf>,
+    partial: bool,
+) -> Result<()> {
+    let mut cfg = Config::load(config)?;
+    if let Some(o) = output_dir {
+        cfg.output_dir = o;
+    }
+    let plans = experiment::plan(
+        &cfg,
+        &config.display().to_string(),
+        &Config::base_dir(config),
+    )?;
+    let exp_dir = cfg.output_dir.join(&cfg.name);
+    std::fs::create_dir_all(&exp_dir)
+        .with_context(|| format!("cannot create {}", exp_dir.display()))?;
+    let mut copied = 0usize;
+    for src in from {
+        if !src.is_dir() {
+            bail!("{}: not a directory of results", src.display());
+        }
+        if src.canonicalize().ok() == exp_dir.canonicalize().ok() {
+            continue;
+        }
+        for p in &plans {
+            if run_complete(src, &p.id) && !run_complete(&exp_dir, &p.id) {
+                copy_run(&src.join(&p.id), &exp_dir, &p.id)?;
+                copied += 1;
+            }
+        }
+    }
+    let missing: Vec<&str> = plans
+        .iter()
+        .filter(|p| !run_complete(&exp_dir, &p.id))
+        .map(|p| p.id.as_str())
+        .collect();
+    eprintln!(
+        "merge: {copied} run(s) copied, {} of {} complete in {}",
+        plans.len() - missing.len(),
+        plans.len(),
+        exp_dir.display()
+    );
+    if !missing.is_empty() {
+        let list = missing
+            .iter()
+            .take(10)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = if missing.len() > 10 { ", ..." } else { "" };
+        if !partial {
+            bail!(
+                "{}: {} planned run(s) missing: {list}{more} (run the missing shards, or pass --allow-partial)",
+                config.display(),
+                missing.len()
+            );
+        }
+        eprintln!("merge: {} run(s) missing: {list}{more}", missing.len());
+    }
+    write_summary(&plans, &exp_dir)?;
+    draw_figures(&cfg, &exp_dir, false)
+}
+
+/// Copies a complete run directory into `exp_dir` atomically (temporary name, then rename).
+fn copy_run(src: &Path, exp_dir: &Path, id: &str) -> Result<()> {
+    let tmp = exp_dir.join(format!(".{id}.partial"));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp)?;
+    }
+    std::fs::create_dir_all(&tmp)?;
+    for e in std::fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
+        let e = e?;
+        std::fs::copy(e.path(), tmp.join(e.file_name()))
+            .with_context(|| format!("cannot copy {}", e.path().display()))?;
+    }
+    std::fs::rename(&tmp, exp_dir.join(id))
+        .with_context(|| format!("cannot write {}", exp_dir.join(id).display()))
+}
+
+/// Progress display: an overall bar (runs done of total, ETA) and one bar per running run
+/// (simulated time against the stop time, or flows finished, and events per second) on an
+/// interactive terminal; one plain line per finished run otherwise; nothing when quiet. Under
+/// CI (`CI` set) or when stderr is not a terminal, the bars are never drawn.
+struct Bars {
+    quiet: bool,
+    multi: Option<(indicatif::MultiProgress, indicatif::ProgressBar)>,
+}
+
+impl Bars {
+    fn new(quiet: bool, total: usize) -> Self {
+        use std::io::IsTerminal;
+        let interactive = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        let multi = (!quiet && interactive).then(|| {
+            let m = indicatif::MultiProgress::new();
+            let overall = m.add(indicatif::ProgressBar::new(total as u64));
+            overall.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} runs, ETA {eta}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            overall.tick();
+            (m, overall)
+        });
+        Bars { quiet, multi }
+    }
+
+    /// A bar for one run (None when bars are off).
+    fn run_bar(&self, id: &str) -> Option<(indicatif::ProgressBar, std::time::Instant)> {
+        let (m, _) = self.multi.as_ref()?;
+        let b = m.add(indicatif::ProgressBar::new(1000));
+        b.set_style(
+            indicatif::ProgressStyle::with_template("  {prefix:<32} [{bar:20}] {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        b.set_prefix(id.to_string());
+        Some((b, std::time::Instant::now()))
+    }
+
+    fn update(bar: &Option<(indicatif::ProgressBar, std::time::Instant)>, p: crate::sim::Progress) {
+        let Some((b, t0)) = bar else {
+            return;
+        };
+        let evs = p.events as f64 / t0.elapsed().as_secs_f64().max(1e-9);
+        let sim_ms = p.now.0 as f64 / 1e9;
+        if p.stop_time != crate::units::SimTime::MAX {
+            b.set_position(p.now.0.saturating_mul(1000) / p.stop_time.0.max(1));
+            b.set_message(format!(
+                "{sim_ms:.3} of {:.3} ms simulated, {:.1} M events/s",
+                p.stop_time.0 as f64 / 1e9,
+                evs / 1e6
+            ));
+        } else {
+            b.set_position((p.finished as u64 * 1000) / p.total.max(1) as u64);
+            b.set_message(format!(
+                "{}/{} flows, {sim_ms:.3} ms simulated, {:.1} M events/s",
+                p.finished,
+                p.total,
+                evs / 1e6
+            ));
+        }
+    }
+
+    fn run_done(&self, line: &str) {
+        match &self.multi {
+            Some((m, overall)) => {
+                overall.inc(1);
+                let _ = m.println(line);
+            }
+            None if !self.quiet => eprintln!("{line}"),
+            None => {}
+        }
+    }
+
+    fn finish(&self) {
+        if let Some((_, overall)) = &self.multi {
+            overall.finish_and_clear();
+        }
+    }
 }
 
 /// Draws an experiment's figures from its `summary.csv`: tables (CSV and terminal) and SVGs.
@@ -292,8 +539,7 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
         let series = crate::plot::aggregate(spec, &rows, &cfg.schemes);
         let stem = spec.file.trim_end_matches(".svg");
         let csv = exp_dir.join(format!("{stem}.csv"));
-        std::fs::write(&csv, crate::plot::table_csv(spec, &series))
-            .with_context(|| format!("cannot write {}", csv.display()))?;
+        report::write_atomic(&csv, crate::plot::table_csv(spec, &series).as_bytes())?;
         crate::plot::draw_svg(spec, &series, &exp_dir.join(&spec.file))
             .map_err(anyhow::Error::msg)?;
         if !quiet {

@@ -178,12 +178,12 @@ pub fn execute(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<RunResult, S
     execute_with(cfg, base, plan, |_| {})
 }
 
-/// Executes one run, reporting simulated time to `progress` now and then.
+/// Executes one run, reporting its progress to `progress` now and then.
 pub fn execute_with(
     cfg: &Config,
     base: &Path,
     plan: &RunPlan,
-    progress: impl FnMut(SimTime),
+    progress: impl FnMut(crate::sim::Progress),
 ) -> Result<RunResult, String> {
     let wall = Instant::now();
     let mut sim = build_sim(cfg, base, plan)?;

@@ -240,6 +240,19 @@ const DEFS: Definitions = Definitions {
     utilization: "tx_bytes * 8 / (rate * simulated duration)",
 };
 
+/// Writes `bytes` to `path` atomically: into a hidden temporary file beside it, then renamed
+/// over it, so a reader (or an interrupted run) never sees a half-written file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.partial"));
+    fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
 /// Writes one run's files into `<exp_dir>/<run id>/` atomically.
 pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result<PathBuf> {
     let dir = exp_dir.join(&r.plan.id);

@@ -141,6 +141,20 @@ pub enum EndReason {
     Idle,
 }
 
+/// A snapshot of a run's progress, reported every 2^20 events.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Simulated time now.
+    pub now: SimTime,
+    /// The configured stop time (`SimTime::MAX` when the run ends with its flows).
+    pub stop_time: SimTime,
+    /// Events processed so far.
+    pub events: u64,
+    /// Flows finished so far, of `total`.
+    pub finished: usize,
+    pub total: usize,
+}
+
 /// A simulation run in progress.
 pub struct Sim {
     pub now: SimTime,
@@ -353,8 +367,8 @@ impl Sim {
         self.run_with(|_| {})
     }
 
-    /// Like [`run`](Self::run), calling `progress(now)` every 2^20 events.
-    pub fn run_with(&mut self, progress: impl FnMut(SimTime)) -> EndReason {
+    /// Like [`run`](Self::run), calling `progress` with a snapshot every 2^20 events.
+    pub fn run_with(&mut self, progress: impl FnMut(Progress)) -> EndReason {
         let r = self.advance(SimTime::MAX, progress);
         r.expect("an unbounded run always ends")
     }
@@ -366,7 +380,7 @@ impl Sim {
         self.advance(t, |_| {})
     }
 
-    fn advance(&mut self, until: SimTime, mut progress: impl FnMut(SimTime)) -> Option<EndReason> {
+    fn advance(&mut self, until: SimTime, mut progress: impl FnMut(Progress)) -> Option<EndReason> {
         if let Some(r) = self.ended {
             return Some(r);
         }
@@ -416,7 +430,13 @@ impl Sim {
                 }
             }
             if self.ev.popped() & 0xF_FFFF == 0 {
-                progress(self.now);
+                progress(Progress {
+                    now: self.now,
+                    stop_time: self.stop_time,
+                    events: self.ev.popped(),
+                    finished: self.finished,
+                    total: self.total,
+                });
             }
         };
         for p in self.net.ports.iter_mut() {

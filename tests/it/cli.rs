@@ -223,3 +223,107 @@ fn dry_run_lists_and_skip_existing_resumes() {
         4
     );
 }
+
+/// The ids a `--dry-run` lists (first column of each run line).
+fn listed(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.contains("run(s)"))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn shards_partition_the_sweep_and_merge_to_the_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("s.toml"),
+        "name = \"sh\"\nschemes = [\"TCP\", \"DCTCP\"]\nseeds = 2\n\
+         [workload]\nkind = \"poisson\"\nload = 0.5\nflows = 40\n\
+         [sweep]\naxes = [{ key = \"workload.load\", values = [0.3, 0.7] }]\n\
+         [[plot]]\nfile = \"fct.svg\"\ntitle = \"t\"\nx = \"workload.load\"\ny = \"avg_fct_us\"\n",
+    )
+    .unwrap();
+    let all = listed(&dcsim(&["run", "s.toml", "--dry-run"], tmp.path()));
+    assert_eq!(all.len(), 8);
+    // Union of the shards' listings is the whole plan; no run is in two shards.
+    let mut union = Vec::new();
+    for i in 1..=3 {
+        let o = dcsim(
+            &["run", "s.toml", "--dry-run", "--shard", &format!("{i}/3")],
+            tmp.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let ids = listed(&o);
+        assert!(!ids.is_empty());
+        union.extend(ids);
+    }
+    let mut sorted = union.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), union.len(), "a run is in two shards");
+    let mut whole = all.clone();
+    whole.sort();
+    assert_eq!(sorted, whole, "the shards do not cover the sweep");
+
+    // Each shard into its own output directory (as on node-local disks), then merge.
+    for i in 1..=3 {
+        let o = dcsim(
+            &[
+                "run",
+                "s.toml",
+                "-q",
+                "--shard",
+                &format!("{i}/3"),
+                "--output-dir",
+                &format!("shard{i}"),
+            ],
+            tmp.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            tmp.path()
+                .join(format!("shard{i}/sh/summary.shard-{i}-of-3.csv"))
+                .exists()
+        );
+    }
+    // Merging only two shards fails, naming what is missing, unless partial is allowed.
+    let o = dcsim(
+        &[
+            "merge",
+            "s.toml",
+            "shard1/sh",
+            "shard2/sh",
+            "--output-dir",
+            "m",
+        ],
+        tmp.path(),
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("missing"), "{}", stderr(&o));
+    let o = dcsim(
+        &["merge", "s.toml", "shard3/sh", "--output-dir", "m"],
+        tmp.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(tmp.path().join("m/sh/fct.svg").exists());
+    // The merged results equal one unsharded run.
+    let o = dcsim(&["run", "s.toml", "-q", "--output-dir", "w"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(tmp.path().join("m/sh/summary.csv")).unwrap(),
+        std::fs::read(tmp.path().join("w/sh/summary.csv")).unwrap()
+    );
+    for id in &all {
+        assert_eq!(
+            std::fs::read(tmp.path().join(format!("m/sh/{id}/fct.csv"))).unwrap(),
+            std::fs::read(tmp.path().join(format!("w/sh/{id}/fct.csv"))).unwrap(),
+            "{id}"
+        );
+    }
+    for bad in ["0/3", "4/3", "1/0", "x"] {
+        let o = dcsim(&["run", "s.toml", "--shard", bad], tmp.path());
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("--shard"), "{}", stderr(&o));
+    }
+}
