@@ -279,6 +279,9 @@ pub struct Config {
     /// Sawtooth probe (the PDTCP analysis check): sample the switch-to-switch queues.
     #[serde(default)]
     pub probe: Option<crate::probe::ProbeConfig>,
+    /// Packet capture into `trace.pcap` of each run (opt-in).
+    #[serde(default)]
+    pub pcap: Option<crate::pcap::PcapConfig>,
     /// Parameter sweep: axes expanded into runs.
     #[serde(default)]
     pub sweep: crate::sweep::SweepConfig,
@@ -690,6 +693,11 @@ impl Config {
                     self.name
                 ),
             ));
+        }
+        if let Some(p) = &self.pcap {
+            let t = self.topology.build();
+            p.validate(t.n_hosts + t.switches.len())
+                .map_err(|(k, m)| err(&k, m))?;
         }
         if self.seeds == 0 || self.seeds > 1000 {
             return Err(err(

@@ -171,6 +171,18 @@ pub struct RunResult {
     pub switches: Vec<SwitchRecord>,
     pub conservation: Conservation,
     pub wall_seconds: f64,
+    /// The packet trace (`[pcap]`): packets captured and whether the size cap cut it short.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<PcapSummary>,
+    #[serde(skip)]
+    pub pcap_bytes: Option<Vec<u8>>,
+}
+
+/// What a run's packet trace holds.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct PcapSummary {
+    pub packets: u64,
+    pub truncated: bool,
 }
 
 /// Executes one run.
@@ -194,6 +206,13 @@ pub fn execute_with(
     let end_reason = sim.run_with(progress);
     let mut r = collect(&sim, end_reason, plan.clone(), cfg, wall);
     r.totals.sawtooth = sawtooth;
+    if let Some(w) = sim.pcap.take() {
+        r.pcap = Some(PcapSummary {
+            packets: w.packets,
+            truncated: w.truncated,
+        });
+        r.pcap_bytes = Some(w.bytes().to_vec());
+    }
     Ok(r)
 }
 
@@ -342,7 +361,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         max_packet: cfg.packet.mss.0 + cfg.packet.header.0,
         am_threshold: cfg.am_threshold(),
     };
-    Sim::new(SimSetup {
+    let mut sim = Sim::new(SimSetup {
         topo: &topo,
         build,
         transport,
@@ -352,7 +371,20 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         stop_time: cfg.stop_time,
         seed: plan.seed,
         end_when: cfg.end_when,
-    })
+    })?;
+    if let Some(pc) = &cfg.pcap {
+        let proto = match plan.scheme.transport {
+            TransportKind::Rdma => crate::pcap::Proto::Rdma,
+            TransportKind::Udp => crate::pcap::Proto::Udp,
+            _ => crate::pcap::Proto::Tcp,
+        };
+        sim.pcap = Some(Box::new(crate::pcap::PcapWriter::new(
+            pc,
+            proto,
+            topo.n_hosts + topo.switches.len(),
+        )));
+    }
+    Ok(sim)
 }
 
 /// Per-hop rates and delays of a path of egress ports.
@@ -619,5 +651,7 @@ pub fn collect(
         switches,
         conservation: sim.conservation(),
         wall_seconds: wall.elapsed().as_secs_f64(),
+        pcap: None,
+        pcap_bytes: None,
     }
 }

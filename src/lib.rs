@@ -32,6 +32,7 @@ pub mod experiment;
 pub mod ids;
 pub mod metrics;
 pub mod net;
+pub mod pcap;
 pub mod plot;
 pub mod probe;
 pub mod report;

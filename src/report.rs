@@ -219,6 +219,8 @@ struct Manifest<'a> {
     sim_end_ps: u64,
     conservation: &'a crate::sim::Conservation,
     conservation_holds: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pcap: Option<crate::experiment::PcapSummary>,
     definitions: Definitions,
     config: &'a Config,
 }
@@ -266,6 +268,9 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
         fs::write(tmp.join("summary.csv"), summary_csv(&[r]))?;
         fs::write(tmp.join("ports.csv"), ports_csv(r))?;
         fs::write(tmp.join("switches.csv"), switches_csv(r))?;
+        if let Some(b) = &r.pcap_bytes {
+            fs::write(tmp.join("trace.pcap"), b)?;
+        }
         let json = serde_json::to_string_pretty(r).map_err(std::io::Error::other)?;
         fs::write(tmp.join("summary.json"), json + "\n")?;
         let m = Manifest {
@@ -281,6 +286,7 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
             sim_end_ps: r.totals.sim_end_ps,
             conservation: &r.conservation,
             conservation_holds: r.conservation.holds(),
+            pcap: r.pcap,
             definitions: DEFS,
             config: cfg,
         };

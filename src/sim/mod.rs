@@ -191,6 +191,8 @@ pub struct Sim {
     /// A host NIC is choosing its next packet: transports must not start transmissions
     /// from inside (checked in debug builds).
     in_pull: bool,
+    /// The packet trace, when `[pcap]` is set.
+    pub pcap: Option<Box<crate::pcap::PcapWriter>>,
 }
 
 impl Sim {
@@ -354,6 +356,7 @@ impl Sim {
             primed: false,
             ended: None,
             in_pull: false,
+            pcap: None,
         })
     }
 
@@ -601,6 +604,9 @@ impl Sim {
         }
         port.wire.push_back((arrive, pkt));
         port.wire_bytes += pkt.size as u64;
+        if let Some(w) = &mut self.pcap {
+            w.capture(now, port.node.idx(), &pkt);
+        }
         port.stats.tx_pkts += 1;
         port.stats.tx_bytes += pkt.size as u64;
         self.packet_hops += 1;

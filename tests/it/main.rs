@@ -8,4 +8,5 @@ mod dctcp;
 mod determinism;
 mod experiments;
 mod fabric;
+mod pcap;
 mod rdma;
