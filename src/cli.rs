@@ -338,7 +338,10 @@ pub fn write_summary(plans: &[experiment::RunPlan], exp_dir: &Path) -> Result<()
 
 /// [`write_summary`] into the file `name` of `exp_dir`.
 fn write_summary_to(plans: &[experiment::RunPlan], exp_dir: &Path, name: &str) -> Result<()> {
-    let mut out = String::new();
+    // Runs written by different dcsim versions may have different columns: the experiment
+    // summary takes the union (in first-seen order) and leaves a run's missing columns empty.
+    let mut columns: Vec<String> = Vec::new();
+    let mut runs: Vec<(Vec<usize>, Vec<String>)> = Vec::new();
     for p in plans {
         let f = exp_dir.join(&p.id).join("summary.csv");
         let Ok(text) = std::fs::read_to_string(&f) else {
@@ -346,12 +349,33 @@ fn write_summary_to(plans: &[experiment::RunPlan], exp_dir: &Path, name: &str) -
         };
         let mut lines = text.lines();
         let header = lines.next().unwrap_or_default();
-        if out.is_empty() {
-            out.push_str(header);
-            out.push('\n');
-        }
+        let map: Vec<usize> = header
+            .split(',')
+            .map(|c| match columns.iter().position(|x| x == c) {
+                Some(i) => i,
+                None => {
+                    columns.push(c.to_string());
+                    columns.len() - 1
+                }
+            })
+            .collect();
+        runs.push((map, lines.map(String::from).collect()));
+    }
+    let mut out = String::new();
+    if !columns.is_empty() {
+        out.push_str(&columns.join(","));
+        out.push('\n');
+    }
+    let mut row = vec![""; columns.len()];
+    for (map, lines) in &runs {
         for l in lines {
-            out.push_str(l);
+            row.iter_mut().for_each(|c| *c = "");
+            for (k, v) in l.split(',').enumerate() {
+                if let Some(&i) = map.get(k) {
+                    row[i] = v;
+                }
+            }
+            out.push_str(&row.join(","));
             out.push('\n');
         }
     }

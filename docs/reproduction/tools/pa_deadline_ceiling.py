@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Upper bound on the deadlines any transport can meet in dcsim's partition-aggregate runs.
+
+For each query (the responses with one start time and one aggregator), the aggregator's
+downlink is a single server: response i needs ser_i = wire bytes * 8 / C of it, after a fixed
+latency (its solo ideal FCT minus its own serialization). The most responses that can meet
+their deadlines is then the optimum of 1 || sum U_j, which the Moore-Hodgson algorithm finds
+exactly (earliest-due-date order, dropping the longest job whenever one is late). Background
+traffic and the fabric are ignored, so this is an upper bound, not a prediction.
+
+For reference it also gives the fraction met under ideal fair sharing of that downlink
+(processor sharing, all responses from time 0: response i completes after
+sum_j min(ser_j, ser_i)), which is what a transport without deadline awareness approaches.
+
+usage: pa_deadline_ceiling.py RESULTS_DIR [MSS_BYTES HEADER_BYTES RATE_BPS]
+prints one row per fan-in: fan_in, queries, responses, ceiling, fair-share reference.
+"""
+import csv
+import glob
+import heapq
+import math
+import os
+import re
+import sys
+from collections import defaultdict
+
+res = sys.argv[1]
+mss = int(sys.argv[2]) if len(sys.argv) > 2 else 1460
+hdr = int(sys.argv[3]) if len(sys.argv) > 3 else 78
+rate = float(sys.argv[4]) if len(sys.argv) > 4 else 1e9
+
+
+def ser_ps(size):
+    pkts = max(1, math.ceil(size / mss))
+    return round((size + pkts * hdr) * 8 / rate * 1e12)
+
+
+def moore_hodgson(jobs):
+    """jobs: (due, proc). Returns the largest number of jobs finishing by their due time."""
+    t, kept = 0, []
+    for due, p in sorted(jobs):
+        heapq.heappush(kept, -p)
+        t += p
+        if t > due:
+            t += heapq.heappop(kept)  # drop the longest kept job (adds a negative)
+    return len(kept)
+
+
+def fair_share(jobs):
+    """Responses meeting their due time under processor sharing of the downlink."""
+    return sum(1 for d, p in jobs if sum(min(q, p) for _, q in jobs) <= d)
+
+
+per_fan_in = defaultdict(lambda: [0, 0, 0, 0])
+seen_runs = set()
+for f in sorted(glob.glob(os.path.join(res, "*", "fct.csv"))):
+    run = os.path.basename(os.path.dirname(f))
+    m = re.search(r"fan_in=(\d+)-s(\d+)$", run)
+    if not m:
+        continue
+    key = (m.group(1), m.group(2))  # the workload depends on fan-in and seed only
+    if key in seen_runs:
+        continue
+    seen_runs.add(key)
+    fan_in = int(m.group(1))
+    queries = defaultdict(list)
+    with open(f) as fh:
+        for r in csv.DictReader(fh):
+            if r["tag"] != "query" or not r["deadline_ps"]:
+                continue
+            size = int(r["size_bytes"])
+            s = ser_ps(size)
+            fixed = int(r["ideal_fct_ps"]) - s
+            # deadline_ps is absolute; the due time is relative to the query's start.
+            due = int(r["deadline_ps"]) - int(r["start_ps"]) - fixed
+            queries[(r["start_ps"], r["dst"])].append((due, s))
+    acc = per_fan_in[fan_in]
+    for jobs in queries.values():
+        acc[0] += 1
+        acc[1] += len(jobs)
+        acc[2] += moore_hodgson(jobs)
+        acc[3] += fair_share(jobs)
+
+print("fan_in,queries,responses,deadline_ceiling,fair_share")
+for n in sorted(per_fan_in):
+    q, r, ok, fs = per_fan_in[n]
+    print(f"{n},{q},{r},{ok / r:.4f},{fs / r:.4f}")
