@@ -560,10 +560,19 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
     let rows = crate::plot::read_summary(&text, &axes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", sum.display()))?;
     for spec in &cfg.plot {
-        let series = crate::plot::aggregate(spec, &rows, &cfg.schemes);
+        let series = if spec.kind == crate::plot::PlotKind::Sweep {
+            crate::plot::aggregate(spec, &rows, &cfg.schemes)
+        } else {
+            flow_series(spec, &rows, &cfg.schemes, exp_dir)?
+        };
         let stem = spec.file.trim_end_matches(".svg");
         let csv = exp_dir.join(format!("{stem}.csv"));
-        report::write_atomic(&csv, crate::plot::table_csv(spec, &series).as_bytes())?;
+        let table = if spec.kind == crate::plot::PlotKind::Sweep {
+            crate::plot::table_csv(spec, &series)
+        } else {
+            crate::plot::flow_table_csv(spec, &series)
+        };
+        report::write_atomic(&csv, table.as_bytes())?;
         crate::plot::draw_svg(spec, &series, &exp_dir.join(&spec.file))
             .map_err(anyhow::Error::msg)?;
         if !quiet {
@@ -573,9 +582,48 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
                 csv.display()
             );
         }
-        println!("{}", crate::plot::table_text(spec, &series));
+        if spec.kind == crate::plot::PlotKind::Sweep {
+            println!("{}", crate::plot::table_text(spec, &series));
+        }
     }
     Ok(())
+}
+
+/// The series of a flow-level figure: per scheme, the flows of every run at the figure's
+/// sweep point (seeds pooled), read from the runs' `fct.csv`.
+fn flow_series(
+    spec: &crate::plot::PlotSpec,
+    rows: &[crate::plot::Row],
+    schemes: &[String],
+    exp_dir: &Path,
+) -> Result<Vec<(String, Vec<crate::plot::Point>)>> {
+    let mut out = Vec::new();
+    for scheme in schemes {
+        if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
+            continue;
+        }
+        let mut flows = Vec::new();
+        for r in rows
+            .iter()
+            .filter(|r| r.class == "all" && &r.scheme == scheme && crate::plot::row_at(spec, r))
+        {
+            let f = exp_dir.join(&r.run).join("fct.csv");
+            let text = std::fs::read_to_string(&f)
+                .with_context(|| format!("cannot read {}", f.display()))?;
+            flows.extend(
+                crate::plot::read_flows(&text, &spec.class)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?,
+            );
+        }
+        let pts = match spec.kind {
+            crate::plot::PlotKind::FctCdf => crate::plot::fct_cdf(&flows),
+            _ => crate::plot::slowdown_by_size(&flows, spec.bins, crate::plot::stat_of(spec)),
+        };
+        if !pts.is_empty() {
+            out.push((scheme.clone(), pts));
+        }
+    }
+    Ok(out)
 }
 
 fn run(

@@ -927,23 +927,58 @@ impl Config {
                 ));
             }
             let axes: Vec<&str> = self.sweep.axes.iter().map(|a| a.key.as_str()).collect();
-            if !axes.contains(&p.x.as_str()) {
-                return Err(err(
-                    &k("x"),
-                    format!("`{}` is not a sweep axis; axes: {axes:?}", p.x),
-                ));
-            }
-            if let Some(s) = &p.series
-                && !axes.contains(&s.as_str())
-            {
-                return Err(err(&k("series"), format!("`{s}` is not a sweep axis")));
-            }
-            if crate::plot::METRICS.iter().all(|(m, _)| *m != p.y) {
-                let names: Vec<&str> = crate::plot::METRICS.iter().map(|m| m.0).collect();
-                return Err(err(
-                    &k("y"),
-                    format!("`{}` is not a metric; one of {names:?}", p.y),
-                ));
+            use crate::plot::PlotKind;
+            if p.kind == PlotKind::Sweep {
+                if !axes.contains(&p.x.as_str()) {
+                    return Err(err(
+                        &k("x"),
+                        format!("`{}` is not a sweep axis; axes: {axes:?}", p.x),
+                    ));
+                }
+                if let Some(s) = &p.series
+                    && !axes.contains(&s.as_str())
+                {
+                    return Err(err(&k("series"), format!("`{s}` is not a sweep axis")));
+                }
+                if crate::plot::METRICS.iter().all(|(m, _)| *m != p.y) {
+                    let names: Vec<&str> = crate::plot::METRICS.iter().map(|m| m.0).collect();
+                    return Err(err(
+                        &k("y"),
+                        format!("`{}` is not a metric; one of {names:?}", p.y),
+                    ));
+                }
+            } else {
+                if let Some(a) = p.at.keys().find(|a| !axes.contains(&a.as_str())) {
+                    return Err(err(
+                        &k("at"),
+                        format!("`{a}` is not a sweep axis; axes: {axes:?}"),
+                    ));
+                }
+                if p.kind == PlotKind::SlowdownVsSize
+                    && !p.y.is_empty()
+                    && !crate::plot::SIZE_STATS.contains(&p.y.as_str())
+                {
+                    return Err(err(
+                        &k("y"),
+                        format!(
+                            "`{}`: one of {:?} for a slowdown_vs_size figure",
+                            p.y,
+                            crate::plot::SIZE_STATS
+                        ),
+                    ));
+                }
+                if !(2..=200).contains(&p.bins) {
+                    return Err(err(
+                        &k("bins"),
+                        format!("must be in 2..=200, got {}", p.bins),
+                    ));
+                }
+                if p.series.is_some() {
+                    return Err(err(
+                        &k("series"),
+                        "only sweep figures have series; select a point with `at`".into(),
+                    ));
+                }
             }
             let tags = ["tag:query", "tag:workflow", "tag:request", "tag:background"];
             if p.class != "all"

@@ -17,6 +17,26 @@ fn d_class() -> String {
     "all".into()
 }
 
+/// What a figure shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PlotKind {
+    /// A summary metric (y) against a sweep axis (x), one line per scheme.
+    #[default]
+    Sweep,
+    /// The distribution of flow completion times (log x), one line per scheme, from the
+    /// `fct.csv` of the runs at the sweep point `at` (seeds pooled).
+    FctCdf,
+    /// A slowdown statistic (y: `avg_slowdown`, `p50_slowdown`, `p99_slowdown` or
+    /// `p999_slowdown`) against flow size (log x) in `bins` equal-count size bins, one line
+    /// per scheme, from the runs at the sweep point `at` (seeds pooled).
+    SlowdownVsSize,
+}
+
+fn d_bins() -> usize {
+    20
+}
+
 /// `[[plot]]`: one figure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,10 +44,23 @@ pub struct PlotSpec {
     /// Output file name (written in the experiment's results directory), ending in `.svg`.
     pub file: String,
     pub title: String,
-    /// The sweep axis on the x axis (its dotted key).
+    /// What the figure shows. Default `sweep`.
+    #[serde(default)]
+    pub kind: PlotKind,
+    /// The sweep axis on the x axis (its dotted key); `sweep` figures only.
+    #[serde(default)]
     pub x: String,
-    /// The metric: one of [`METRICS`].
+    /// The metric: one of [`METRICS`] (`sweep`), or the slowdown statistic
+    /// (`slowdown_vs_size`, default `p99_slowdown`).
+    #[serde(default)]
     pub y: String,
+    /// Flow-level figures: the sweep point whose runs to use, as axis key = value (axes left
+    /// out are pooled). Default: every run.
+    #[serde(default)]
+    pub at: BTreeMap<String, toml::Value>,
+    /// `slowdown_vs_size`: number of equal-count size bins, 2..=200. Default 20.
+    #[serde(default = "d_bins")]
+    pub bins: usize,
     /// The size class ("all" or a class name such as "<50KB"). Default "all".
     #[serde(default = "d_class")]
     pub class: String,
@@ -121,6 +154,7 @@ pub type Series = BTreeMap<String, Vec<Point>>;
 /// One row of an experiment's `summary.csv`: a run's summary of one class.
 #[derive(Clone, Debug)]
 pub struct Row {
+    pub run: String,
     pub scheme: String,
     /// Sweep axis values by full key.
     pub axes: Vec<(String, toml::Value)>,
@@ -141,10 +175,10 @@ pub fn read_summary(text: &str, axes: &[String]) -> Result<Vec<Row>, String> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().ok_or("empty summary")?.split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n);
-    let (Some(ci_scheme), Some(ci_seed), Some(ci_class)) =
-        (col("scheme"), col("seed"), col("class"))
+    let (Some(ci_run), Some(ci_scheme), Some(ci_seed), Some(ci_class)) =
+        (col("run"), col("scheme"), col("seed"), col("class"))
     else {
-        return Err("summary.csv lacks scheme/seed/class columns".into());
+        return Err("summary.csv lacks run/scheme/seed/class columns".into());
     };
     let axis_cols: Vec<(usize, String)> = (ci_seed + 1..ci_class)
         .map(|i| {
@@ -186,6 +220,7 @@ pub fn read_summary(text: &str, axes: &[String]) -> Result<Vec<Row>, String> {
             .map(|(i, h)| (h.to_string(), f[i].parse::<f64>().unwrap_or(f64::NAN)))
             .collect();
         rows.push(Row {
+            run: f[ci_run].to_string(),
             scheme: f[ci_scheme].to_string(),
             axes: axis_cols
                 .iter()
@@ -374,13 +409,24 @@ pub fn draw_svg(
         (0.0, if y1 > 0.0 { y1 * 1.08 } else { 1.0 })
     };
     let ty = move |v: f64| if log { v.max(1e-300).log10() } else { v };
+    let y_name = if spec.kind == PlotKind::SlowdownVsSize {
+        stat_of(spec)
+    } else {
+        &spec.y
+    };
     let metric_label = METRICS
         .iter()
-        .find(|(m, _)| *m == spec.y)
+        .find(|(m, _)| *m == y_name)
         .map(|(_, l)| l.to_string())
-        .unwrap_or_else(|| spec.y.clone());
-    let x_label = spec.x_label.clone().unwrap_or_else(|| spec.x.clone());
-    let y_label = spec.y_label.clone().unwrap_or(metric_label);
+        .unwrap_or_else(|| y_name.to_string());
+    let log_x = spec.kind != PlotKind::Sweep;
+    let (default_x, default_y) = match spec.kind {
+        PlotKind::Sweep => (spec.x.clone(), metric_label),
+        PlotKind::FctCdf => ("FCT (us)".to_string(), "fraction of flows".to_string()),
+        PlotKind::SlowdownVsSize => ("flow size (bytes)".to_string(), metric_label),
+    };
+    let x_label = spec.x_label.clone().unwrap_or(default_x);
+    let y_label = spec.y_label.clone().unwrap_or(default_y);
     let root = SVGBackend::new(path, (760, 500)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     root.fill(&WHITE).map_err(|x| e(&x))?;
@@ -399,14 +445,40 @@ pub fn draw_svg(
             format!("{x}")
         }
     };
-    let fmt_lin = |v: &f64| format!("{v}");
+    // Linear ticks without floating-point noise (0.9, not 0.8999999999999999).
+    let fmt_lin = |v: &f64| {
+        let t = format!("{:.6}", v);
+        let t = t.trim_end_matches('0').trim_end_matches('.');
+        if t == "-0" {
+            "0".to_string()
+        } else {
+            t.to_string()
+        }
+    };
+    // Log x: ticks on whole decades only.
+    let fmt_pow = |v: &f64| {
+        if (v - v.round()).abs() > 1e-9 {
+            return String::new();
+        }
+        let x = 10f64.powi(v.round() as i32);
+        if x >= 1.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x}")
+        }
+    };
     let y_fmt: &dyn Fn(&f64) -> String = if log { &fmt_log } else { &fmt_lin };
+    let x_fmt: &dyn Fn(&f64) -> String = if log_x { &fmt_pow } else { &fmt_lin };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_label)
         .y_desc(y_label)
+        .x_label_formatter(x_fmt)
         .y_label_formatter(y_fmt);
     if log {
         mesh.y_labels((y1 - y0) as usize + 1);
+    }
+    if log_x {
+        mesh.x_labels((2.0 * (x1 - x0 + 2.0 * pad)).ceil() as usize + 1);
     }
     mesh.draw().map_err(|x| e(&x))?;
     for (i, (name, pts)) in series.iter().enumerate() {
@@ -422,12 +494,14 @@ pub fn draw_svg(
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
-        chart
-            .draw_series(
-                pts.iter()
-                    .map(|p| Circle::new((p.x, ty(p.mean)), 3, color.filled())),
-            )
-            .map_err(|x| e(&x))?;
+        if pts.len() <= 60 {
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|p| Circle::new((p.x, ty(p.mean)), 3, color.filled())),
+                )
+                .map_err(|x| e(&x))?;
+        }
         for p in pts.iter().filter(|p| p.n > 1 && p.max > p.min) {
             chart
                 .draw_series(LineSeries::new(
@@ -439,11 +513,235 @@ pub fn draw_svg(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(if spec.kind == PlotKind::FctCdf {
+            SeriesLabelPosition::LowerRight
+        } else {
+            SeriesLabelPosition::UpperRight
+        })
         .border_style(BLACK)
         .background_style(WHITE.mix(0.85))
         .draw()
         .map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+/// Slowdown statistics a `slowdown_vs_size` figure can show.
+pub const SIZE_STATS: &[&str] = &[
+    "avg_slowdown",
+    "p50_slowdown",
+    "p99_slowdown",
+    "p999_slowdown",
+];
+
+/// One finished flow as the flow-level figures read it from `fct.csv`.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowPoint {
+    pub size: u64,
+    pub fct_us: f64,
+    pub slowdown: f64,
+}
+
+/// Reads the finished flows of `class` ("all", a size class, `tag:<tag>` or
+/// `deadline:<mean>`) from a run's `fct.csv`.
+pub fn read_flows(text: &str, class: &str) -> Result<Vec<FlowPoint>, String> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().ok_or("empty fct.csv")?.split(',').collect();
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| *h == n)
+            .ok_or(format!("fct.csv lacks column {n}"))
+    };
+    let (ci_size, ci_fct, ci_sd) = (col("size_bytes")?, col("fct_ps")?, col("slowdown")?);
+    let filter: Option<(usize, &str)> = if class == "all" {
+        None
+    } else if let Some(t) = class.strip_prefix("tag:") {
+        Some((col("tag")?, t))
+    } else if let Some(d) = class.strip_prefix("deadline:") {
+        Some((col("deadline_class")?, d))
+    } else {
+        Some((col("size_class")?, class))
+    };
+    let mut out = Vec::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        if let Some((c, v)) = filter
+            && f.get(c) != Some(&v)
+        {
+            continue;
+        }
+        let (Some(Ok(size)), Some(Ok(fct)), Some(Ok(sd))) = (
+            f.get(ci_size).map(|x| x.parse::<u64>()),
+            f.get(ci_fct).map(|x| x.parse::<f64>()),
+            f.get(ci_sd).map(|x| x.parse::<f64>()),
+        ) else {
+            continue; // unfinished
+        };
+        out.push(FlowPoint {
+            size,
+            fct_us: fct / 1e6,
+            slowdown: sd,
+        });
+    }
+    Ok(out)
+}
+
+/// Nearest-rank percentile of sorted values.
+fn rank(sorted: &[f64], p: f64) -> f64 {
+    let n = sorted.len();
+    let k = ((p * n as f64).ceil() as usize).clamp(1, n);
+    sorted[k - 1]
+}
+
+/// The CDF of FCTs as at most 400 points (x = log10 of the FCT in us, y = fraction).
+pub fn fct_cdf(flows: &[FlowPoint]) -> Vec<Point> {
+    let mut v: Vec<f64> = flows
+        .iter()
+        .map(|f| f.fct_us)
+        .filter(|x| *x > 0.0)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let m = n.min(400);
+    (0..m)
+        .map(|i| {
+            let k = if m == 1 { n - 1 } else { i * (n - 1) / (m - 1) };
+            let q = (k + 1) as f64 / n as f64;
+            Point {
+                x: v[k].log10(),
+                x_text: format!("{}", v[k]),
+                mean: q,
+                min: q,
+                max: q,
+                n: 1,
+            }
+        })
+        .collect()
+}
+
+/// `stat` of the slowdown in `bins` equal-count bins of flow size (x = log10 of the bin's
+/// median size; `n` = flows in the bin).
+pub fn slowdown_by_size(flows: &[FlowPoint], bins: usize, stat: &str) -> Vec<Point> {
+    let mut v: Vec<FlowPoint> = flows.to_vec();
+    v.sort_by_key(|f| f.size);
+    let n = v.len();
+    let bins = bins.min(n).max(1);
+    let mut out = Vec::new();
+    for b in 0..bins {
+        let (lo, hi) = (b * n / bins, (b + 1) * n / bins);
+        if hi <= lo {
+            continue;
+        }
+        let chunk = &v[lo..hi];
+        let mut sd: Vec<f64> = chunk.iter().map(|f| f.slowdown).collect();
+        sd.sort_by(f64::total_cmp);
+        let y = match stat {
+            "avg_slowdown" => sd.iter().sum::<f64>() / sd.len() as f64,
+            "p50_slowdown" => rank(&sd, 0.5),
+            "p999_slowdown" => rank(&sd, 0.999),
+            _ => rank(&sd, 0.99),
+        };
+        let size = chunk[chunk.len() / 2].size.max(1);
+        out.push(Point {
+            x: (size as f64).log10(),
+            x_text: size.to_string(),
+            mean: y,
+            min: y,
+            max: y,
+            n: chunk.len(),
+        });
+    }
+    out
+}
+
+/// The table of a flow-level figure as CSV.
+pub fn flow_table_csv(spec: &PlotSpec, series: &[(String, Vec<Point>)]) -> String {
+    let mut s = match spec.kind {
+        PlotKind::FctCdf => "series,fct_us,cdf\n".to_string(),
+        _ => format!("series,size_bytes,{},flows\n", stat_of(spec)),
+    };
+    for (name, pts) in series {
+        for p in pts {
+            let _ = match spec.kind {
+                PlotKind::FctCdf => writeln!(s, "{name},{},{}", p.x_text, p.mean),
+                _ => writeln!(s, "{name},{},{},{}", p.x_text, p.mean, p.n),
+            };
+        }
+    }
+    s
+}
+
+/// The statistic of a `slowdown_vs_size` figure.
+pub fn stat_of(spec: &PlotSpec) -> &str {
+    if spec.y.is_empty() {
+        "p99_slowdown"
+    } else {
+        &spec.y
+    }
+}
+
+/// Whether summary row axes match a figure's `at` selection.
+pub fn row_at(spec: &PlotSpec, row: &Row) -> bool {
+    spec.at.iter().all(|(k, v)| {
+        row.axis(k)
+            .is_some_and(|rv| value_text(rv) == value_text(v))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flows() -> Vec<FlowPoint> {
+        (1..=100)
+            .map(|i| FlowPoint {
+                size: i * 1000,
+                fct_us: i as f64,
+                slowdown: (101 - i) as f64,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cdf_is_monotone_and_ends_at_one() {
+        let c = fct_cdf(&flows());
+        assert_eq!(c.len(), 100);
+        assert!(
+            c.windows(2)
+                .all(|w| w[0].x <= w[1].x && w[0].mean < w[1].mean)
+        );
+        assert_eq!(c.last().unwrap().mean, 1.0);
+        assert_eq!(c[0].mean, 0.01);
+        assert_eq!(c[0].x_text, "1");
+    }
+
+    #[test]
+    fn size_bins_have_equal_counts_and_right_stats() {
+        let b = slowdown_by_size(&flows(), 4, "p50_slowdown");
+        assert_eq!(b.len(), 4);
+        assert!(b.iter().all(|p| p.n == 25));
+        // First bin: sizes 1..=25 KB, slowdowns 100..=76; nearest-rank median = 88.
+        assert_eq!(b[0].mean, 88.0);
+        assert_eq!(b[0].x_text, "13000");
+        let a = slowdown_by_size(&flows(), 1, "avg_slowdown");
+        assert_eq!(a[0].mean, 50.5);
+        let p = slowdown_by_size(&flows(), 1, "p99_slowdown");
+        assert_eq!(p[0].mean, 99.0);
+    }
+
+    #[test]
+    fn read_flows_filters_classes_and_skips_unfinished() {
+        let text = "flow_id,size_bytes,fct_ps,slowdown,size_class,tag,deadline_class\n\
+                    0,1000,2000000,2.0,<50KB,query,20ms\n\
+                    1,2000,,,<50KB,query,20ms\n\
+                    2,90000,9000000,1.5,>=50KB,background,\n";
+        assert_eq!(read_flows(text, "all").unwrap().len(), 2);
+        assert_eq!(read_flows(text, "tag:query").unwrap().len(), 1);
+        assert_eq!(read_flows(text, ">=50KB").unwrap()[0].fct_us, 9.0);
+        assert_eq!(read_flows(text, "deadline:20ms").unwrap().len(), 1);
+    }
 }

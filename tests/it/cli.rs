@@ -327,3 +327,64 @@ fn shards_partition_the_sweep_and_merge_to_the_whole() {
         assert!(stderr(&o).contains("--shard"), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn flow_level_figures_and_their_validation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = "name = \"fl\"\nschemes = [\"TCP\", \"DCTCP\"]\n\
+         [workload]\nkind = \"poisson\"\nload = 0.5\nflows = 200\n\
+         [sweep]\naxes = [{ key = \"workload.load\", values = [0.3, 0.7] }]\n";
+    std::fs::write(
+        tmp.path().join("f.toml"),
+        format!(
+            "{base}[[plot]]\nfile = \"cdf.svg\"\ntitle = \"t\"\nkind = \"fct_cdf\"\n\
+             at = {{ \"workload.load\" = 0.7 }}\n\
+             [[plot]]\nfile = \"sz.svg\"\ntitle = \"t\"\nkind = \"slowdown_vs_size\"\n\
+             y = \"p50_slowdown\"\nbins = 5\n"
+        ),
+    )
+    .unwrap();
+    let o = dcsim(&["run", "f.toml", "-q"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = tmp.path().join("results/fl");
+    let cdf = std::fs::read_to_string(exp.join("cdf.csv")).unwrap();
+    assert!(cdf.starts_with("series,fct_us,cdf\n"));
+    // Only the load-0.7 runs: each scheme's CDF has one point per finished flow there (200).
+    for s in ["TCP", "DCTCP"] {
+        let pts: Vec<&str> = cdf
+            .lines()
+            .filter(|l| l.starts_with(&format!("{s},")))
+            .collect();
+        assert_eq!(pts.len(), 200, "{s}");
+        assert!(pts.last().unwrap().ends_with(",1"));
+    }
+    let sz = std::fs::read_to_string(exp.join("sz.csv")).unwrap();
+    // Both loads pooled: 5 bins of 80 flows per scheme.
+    assert_eq!(
+        sz.lines().filter(|l| l.ends_with(",80")).count(),
+        10,
+        "{sz}"
+    );
+    assert!(exp.join("cdf.svg").exists() && exp.join("sz.svg").exists());
+
+    for (plot, needle) in [
+        (
+            "kind = \"fct_cdf\"\nat = { \"workload.lod\" = 0.7 }",
+            "plot[0].at",
+        ),
+        (
+            "kind = \"slowdown_vs_size\"\ny = \"p98_slowdown\"",
+            "plot[0].y",
+        ),
+        ("kind = \"slowdown_vs_size\"\nbins = 1", "plot[0].bins"),
+    ] {
+        std::fs::write(
+            tmp.path().join("bad.toml"),
+            format!("{base}[[plot]]\nfile = \"x.svg\"\ntitle = \"t\"\n{plot}\n"),
+        )
+        .unwrap();
+        let o = dcsim(&["validate", "bad.toml"], tmp.path());
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+    }
+}
