@@ -13,7 +13,7 @@ For reference it also gives the fraction met under ideal fair sharing of that do
 sum_j min(ser_j, ser_i)), which is what a transport without deadline awareness approaches.
 
 usage: pa_deadline_ceiling.py RESULTS_DIR [MSS_BYTES HEADER_BYTES RATE_BPS]
-prints one row per fan-in: fan_in, queries, responses, ceiling, fair-share reference.
+prints one row per sweep point (e.g. fan_in): the point, queries, responses, ceiling, fair share.
 """
 import csv
 import glob
@@ -55,14 +55,17 @@ per_fan_in = defaultdict(lambda: [0, 0, 0, 0])
 seen_runs = set()
 for f in sorted(glob.glob(os.path.join(res, "*", "fct.csv"))):
     run = os.path.basename(os.path.dirname(f))
-    m = re.search(r"fan_in=(\d+)-s(\d+)$", run)
+    # Run ids are <scheme>-<axis>=<value>-s<seed>; the workload depends on the sweep point
+    # and the seed only, so one scheme's runs suffice.
+    m = re.search(r"-([A-Za-z_]+)=([^-]+)-s(\d+)$", run)
     if not m:
         continue
-    key = (m.group(1), m.group(2))  # the workload depends on fan-in and seed only
+    axis_name = m.group(1)
+    key = (m.group(2), m.group(3))
     if key in seen_runs:
         continue
     seen_runs.add(key)
-    fan_in = int(m.group(1))
+    fan_in = m.group(2)
     queries = defaultdict(list)
     with open(f) as fh:
         for r in csv.DictReader(fh):
@@ -81,7 +84,12 @@ for f in sorted(glob.glob(os.path.join(res, "*", "fct.csv"))):
         acc[2] += moore_hodgson(jobs)
         acc[3] += fair_share(jobs)
 
-print("fan_in,queries,responses,deadline_ceiling,fair_share")
-for n in sorted(per_fan_in):
+def order(v):
+    num = re.match(r"[0-9.]+", v)
+    return (float(num.group(0)) if num else 0.0, v)
+
+
+print(f"{axis_name},queries,responses,deadline_ceiling,fair_share")
+for n in sorted(per_fan_in, key=order):
     q, r, ok, fs = per_fan_in[n]
     print(f"{n},{q},{r},{ok / r:.4f},{fs / r:.4f}")
