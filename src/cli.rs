@@ -560,6 +560,22 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
     let rows = crate::plot::read_summary(&text, &axes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", sum.display()))?;
     for spec in &cfg.plot {
+        if spec.kind == crate::plot::PlotKind::Attribution {
+            let bars = crate::plot::attribution_bars(spec, &rows, &cfg.schemes);
+            let stem = spec.file.trim_end_matches(".svg");
+            let csv = exp_dir.join(format!("{stem}.csv"));
+            report::write_atomic(&csv, crate::plot::attribution_csv(&bars).as_bytes())?;
+            crate::plot::draw_attribution(spec, &bars, &exp_dir.join(&spec.file))
+                .map_err(anyhow::Error::msg)?;
+            if !quiet {
+                eprintln!(
+                    "figure {} (table {})",
+                    exp_dir.join(&spec.file).display(),
+                    csv.display()
+                );
+            }
+            continue;
+        }
         let series = if spec.kind == crate::plot::PlotKind::Sweep {
             crate::plot::aggregate(spec, &rows, &cfg.schemes)
         } else {

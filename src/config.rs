@@ -207,12 +207,16 @@ fn d_classes() -> Vec<Bytes> {
 pub struct MetricsConfig {
     /// Boundaries of the flow-size classes, increasing. Default ["100KB", "1MB", "10MB"].
     pub size_classes: Vec<Bytes>,
+    /// Split every flow's FCT into where it went (`sim::attrib`): the `attr_*` columns of
+    /// `fct.csv` and `summary.csv`. Default true.
+    pub attribution: bool,
 }
 
 impl Default for MetricsConfig {
     fn default() -> Self {
         MetricsConfig {
             size_classes: d_classes(),
+            attribution: true,
         }
     }
 }

@@ -372,6 +372,16 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         seed: plan.seed,
         end_when: cfg.end_when,
     })?;
+    if cfg.metrics.attribution {
+        let units = match &sim.rdma {
+            Some(r) => r.msgs.len(),
+            None => sim.flows.len(),
+        };
+        sim.attrib = Some(Box::new(crate::sim::attrib::Attrib::new(
+            topo.n_hosts,
+            units,
+        )));
+    }
     if let Some(pc) = &cfg.pcap {
         let proto = match plan.scheme.transport {
             TransportKind::Rdma => crate::pcap::Proto::Rdma,
@@ -397,6 +407,14 @@ fn hops_of(sim: &Sim, src: u32, dst: u32) -> Vec<Hop> {
             (port.rate, port.delay)
         })
         .collect()
+}
+
+/// The delay attribution of unit `i` (flow or message), for finished ones.
+fn attribution_of(sim: &Sim, i: usize, finished: bool) -> Option<crate::sim::attrib::Attribution> {
+    if !finished {
+        return None;
+    }
+    sim.attrib.as_ref().and_then(|a| a.results[i])
 }
 
 /// Gathers the results of a finished (or stopped) simulation.
@@ -445,7 +463,7 @@ pub fn collect(
             }
         }
         totals.queue_pairs = sim.flows.len() as u64;
-        for m in &r.msgs {
+        for (i, m) in r.msgs.iter().enumerate() {
             let ideal = ideal_of(m.src, m.dst, m.size);
             let fct = m.finish.map(|t| t - m.start);
             totals.retransmits += m.retx;
@@ -477,6 +495,7 @@ pub fn collect(
                 deadline_class: None,
                 ideal_group_fct_ps: ideal.0,
                 slowdown_group: fct.map(|t| t.0 as f64 / ideal.0 as f64),
+                attribution: attribution_of(sim, i, fct.is_some()),
             });
         }
     }
@@ -496,7 +515,7 @@ pub fn collect(
     // With `end_when`, flows that never started did not happen.
     let counted =
         |f: &&crate::transport::Flow| sim.rdma.is_none() && (f.started || cfg.end_when.is_none());
-    for f in sim.flows.iter().filter(counted) {
+    for (i, f) in sim.flows.iter().enumerate().filter(|(_, f)| counted(f)) {
         let ideal = ideal_of(f.src, f.dst, f.size);
         let ideal_group = if f.group != u32::MAX && group_bytes[f.group as usize] > f.size {
             ideal_of(f.src, f.dst, group_bytes[f.group as usize])
@@ -542,6 +561,7 @@ pub fn collect(
             deadline_class: f.deadline_class.map(|d| d.to_string()),
             ideal_group_fct_ps: ideal_group.0,
             slowdown_group: fct.map(|t| t.0 as f64 / ideal_group.0 as f64),
+            attribution: attribution_of(sim, i, fct.is_some()),
         });
     }
     records.sort_by_key(|r| r.flow_id);

@@ -341,6 +341,7 @@ mod tests {
             prio: 1,
             ecn: ecn::ECT | ecn::CE,
             flags: 0,
+            uid: 0,
         }
     }
 

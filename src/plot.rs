@@ -31,6 +31,9 @@ pub enum PlotKind {
     /// `p999_slowdown`) against flow size (log x) in `bins` equal-count size bins, one line
     /// per scheme, from the runs at the sweep point `at` (seeds pooled).
     SlowdownVsSize,
+    /// Delay attribution: one stacked bar per scheme of the mean FCT components (us) of the
+    /// flows of `class`, at the sweep point `at` (mean over seeds).
+    Attribution,
 }
 
 fn d_bins() -> usize {
@@ -423,7 +426,9 @@ pub fn draw_svg(
     let (default_x, default_y) = match spec.kind {
         PlotKind::Sweep => (spec.x.clone(), metric_label),
         PlotKind::FctCdf => ("FCT (us)".to_string(), "fraction of flows".to_string()),
-        PlotKind::SlowdownVsSize => ("flow size (bytes)".to_string(), metric_label),
+        PlotKind::SlowdownVsSize | PlotKind::Attribution => {
+            ("flow size (bytes)".to_string(), metric_label)
+        }
     };
     let x_label = spec.x_label.clone().unwrap_or(default_x);
     let y_label = spec.y_label.clone().unwrap_or(default_y);
@@ -690,6 +695,154 @@ pub fn row_at(spec: &PlotSpec, row: &Row) -> bool {
         row.axis(k)
             .is_some_and(|rv| value_text(rv) == value_text(v))
     })
+}
+
+/// The attribution components as `summary.csv` columns, with legend names.
+pub const ATTR_COLUMNS: [(&str, &str); 8] = [
+    ("attr_sender_us", "sender (window/rate)"),
+    ("attr_recovery_us", "loss recovery"),
+    ("attr_nic_hol_us", "sender NIC (HOL)"),
+    ("attr_pfc_us", "PFC paused"),
+    ("attr_serialization_us", "serialization"),
+    ("attr_propagation_us", "propagation"),
+    ("attr_switch_queue_us", "switch queues"),
+    ("attr_receiver_us", "receiver NIC"),
+];
+
+/// Per scheme, the mean over seeds of each attribution component of `spec.class` at `at`.
+pub fn attribution_bars(
+    spec: &PlotSpec,
+    rows: &[Row],
+    scheme_order: &[String],
+) -> Vec<(String, [f64; 8])> {
+    let mut out = Vec::new();
+    for scheme in scheme_order {
+        if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
+            continue;
+        }
+        let sel: Vec<&Row> = rows
+            .iter()
+            .filter(|r| &r.scheme == scheme && r.class == spec.class && row_at(spec, r))
+            .collect();
+        let mut v = [0.0; 8];
+        let mut n = 0;
+        for r in &sel {
+            let vals: Vec<f64> = ATTR_COLUMNS
+                .iter()
+                .map(|(c, _)| r.values.get(*c).copied().unwrap_or(f64::NAN))
+                .collect();
+            if vals.iter().any(|x| x.is_nan()) {
+                continue;
+            }
+            n += 1;
+            for (a, x) in v.iter_mut().zip(vals) {
+                *a += x;
+            }
+        }
+        if n > 0 {
+            v.iter_mut().for_each(|a| *a /= n as f64);
+            out.push((scheme.clone(), v));
+        }
+    }
+    out
+}
+
+/// The table of an attribution figure as CSV.
+pub fn attribution_csv(bars: &[(String, [f64; 8])]) -> String {
+    let mut s = String::from("scheme");
+    for (c, _) in ATTR_COLUMNS {
+        s.push(',');
+        s.push_str(c);
+    }
+    s.push_str(",total_us\n");
+    for (name, v) in bars {
+        s.push_str(name);
+        for x in v {
+            let _ = write!(s, ",{x}");
+        }
+        let _ = writeln!(s, ",{}", v.iter().sum::<f64>());
+    }
+    s
+}
+
+/// Draws the stacked bars of an attribution figure as SVG at `path`.
+pub fn draw_attribution(
+    spec: &PlotSpec,
+    bars: &[(String, [f64; 8])],
+    path: &Path,
+) -> Result<(), String> {
+    if bars.is_empty() {
+        return Err(format!(
+            "{}: no attribution data (runs without [metrics] attribution, or no flows of class {})",
+            spec.file, spec.class
+        ));
+    }
+    let top = bars
+        .iter()
+        .map(|(_, v)| v.iter().sum::<f64>())
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * 1.08;
+    let n = bars.len();
+    let root = SVGBackend::new(path, (760, 500)).into_drawing_area();
+    let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&spec.title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.6f64..(n as f64 - 0.4 + 1.6), 0.0..top)
+        .map_err(|x| e(&x))?;
+    let names: Vec<String> = bars.iter().map(|(s, _)| s.clone()).collect();
+    let x_fmt = move |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < names.len() {
+            names[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(4 * n + 8)
+        .x_label_formatter(&x_fmt)
+        .x_desc(spec.x_label.clone().unwrap_or_else(|| "scheme".into()))
+        .y_desc(
+            spec.y_label
+                .clone()
+                .unwrap_or_else(|| format!("mean FCT components, {} (us)", spec.class)),
+        )
+        .draw()
+        .map_err(|x| e(&x))?;
+    for (k, (_, label)) in ATTR_COLUMNS.iter().enumerate() {
+        let (r, g, b) = COLORS[k % COLORS.len()];
+        let color = RGBColor(r, g, b).to_rgba();
+        let rects: Vec<Rectangle<(f64, f64)>> = bars
+            .iter()
+            .enumerate()
+            .map(|(i, (_, v))| {
+                let lo: f64 = v[..k].iter().sum();
+                let x = i as f64;
+                Rectangle::new([(x - 0.35, lo), (x + 0.35, lo + v[k])], color.filled())
+            })
+            .collect();
+        chart
+            .draw_series(rects)
+            .map_err(|x| e(&x))?
+            .label(*label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.85))
+        .draw()
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,11 +14,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Column documentation of `fct.csv` (also in the README).
-pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,deadline_class,ideal_group_fct_ps,slowdown_group";
+pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,deadline_class,ideal_group_fct_ps,slowdown_group,attr_sender_ps,attr_recovery_ps,attr_nic_hol_ps,attr_pfc_ps,attr_serialization_ps,attr_propagation_ps,attr_switch_queue_ps,attr_receiver_ps";
 
 /// Column list of the per-run and experiment `summary.csv` (sweep axes, when any, come
 /// after `seed`, one column each).
-pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links,st_alpha,st_alpha_pred,st_alpha_ratio,st_amplitude,st_amplitude_pred,st_amplitude_ratio,st_period_rtts,st_period_pred,st_period_ratio,st_period_ratio_delay,st_q_p99,st_q_max_pred,st_k_bound,st_empty_fraction";
+pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links,st_alpha,st_alpha_pred,st_alpha_ratio,st_amplitude,st_amplitude_pred,st_amplitude_ratio,st_period_rtts,st_period_pred,st_period_ratio,st_period_ratio_delay,st_q_p99,st_q_max_pred,st_k_bound,st_empty_fraction,attr_sender_us,attr_recovery_us,attr_nic_hol_us,attr_pfc_us,attr_serialization_us,attr_propagation_us,attr_switch_queue_us,attr_receiver_us";
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -40,7 +40,7 @@ pub fn fct_csv(r: &RunResult) -> String {
     for f in &r.records {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             f.flow_id,
             f.src,
             f.dst,
@@ -62,6 +62,15 @@ pub fn fct_csv(r: &RunResult) -> String {
             f.deadline_class.as_deref().unwrap_or(""),
             f.ideal_group_fct_ps,
             f.slowdown_group.map(num).unwrap_or_default(),
+            match &f.attribution {
+                Some(a) => a
+                    .values()
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                None => ",,,,,,,".to_string(),
+            },
         );
     }
     s
@@ -77,7 +86,7 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         .collect();
     let _ = writeln!(
         s,
-        "{},{},{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.plan.id,
         r.plan.scheme.name,
         r.plan.seed,
@@ -105,6 +114,15 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         t.pfc_pauses,
         num(t.mean_util_fabric_links),
         sawtooth_cells(t.sawtooth.as_ref()),
+        if c.attribution_us.is_empty() {
+            ",,,,,,,".to_string()
+        } else {
+            c.attribution_us
+                .iter()
+                .map(|x| num(*x))
+                .collect::<Vec<_>>()
+                .join(",")
+        },
     );
 }
 

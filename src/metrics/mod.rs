@@ -150,6 +150,8 @@ pub struct FlowRecord {
     /// Ideal FCT of the flow's whole group, and FCT over it.
     pub ideal_group_fct_ps: u64,
     pub slowdown_group: Option<f64>,
+    /// Where the FCT went (`[metrics] attribution`; finished flows only).
+    pub attribution: Option<crate::sim::attrib::Attribution>,
 }
 
 /// Summary statistics of FCT and slowdown over one set of flows.
@@ -176,6 +178,10 @@ pub struct ClassSummary {
     pub p50_slowdown_group: f64,
     pub p99_slowdown_group: f64,
     pub p999_slowdown_group: f64,
+    /// Mean of each delay-attribution component over the finished flows (us), in
+    /// [`Attribution::NAMES`](crate::sim::attrib::Attribution::NAMES) order; empty without
+    /// attribution.
+    pub attribution_us: Vec<f64>,
 }
 
 impl ClassSummary {
@@ -186,8 +192,16 @@ impl ClassSummary {
         let mut n = 0u64;
         let mut drops = 0u64;
         let (mut dl_n, mut dl_met) = (0u64, 0u64);
+        let mut attr_sum = [0u128; 8];
+        let mut attr_n = 0u64;
         for r in recs {
             n += 1;
+            if let Some(a) = &r.attribution {
+                attr_n += 1;
+                for (s, v) in attr_sum.iter_mut().zip(a.values()) {
+                    *s += v as u128;
+                }
+            }
             drops += r.drops;
             if let Some(m) = r.deadline_met {
                 dl_n += 1;
@@ -232,6 +246,14 @@ impl ClassSummary {
             p50_slowdown_group: percentile(&sdg, 0.5),
             p99_slowdown_group: percentile(&sdg, 0.99),
             p999_slowdown_group: percentile(&sdg, 0.999),
+            attribution_us: if attr_n > 0 {
+                attr_sum
+                    .iter()
+                    .map(|s| *s as f64 / attr_n as f64 / 1e6)
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 }

@@ -202,6 +202,7 @@ mod tests {
             prio: 0,
             ecn: ecn::ECT,
             flags: 0,
+            uid: 0,
         }
     }
 

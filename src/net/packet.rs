@@ -64,6 +64,8 @@ pub struct Packet {
     pub ecn: u8,
     /// Transport flags (e.g. retransmission).
     pub flags: u8,
+    /// Record in the delay-attribution side table (0: none; see `sim::attrib`).
+    pub uid: u32,
 }
 
 /// `Packet::flags` bits.

@@ -303,6 +303,8 @@ pub struct Port {
     pub ecn: EcnConfig,
     pub rate: BitRate,
     paused_since: [SimTime; MAX_QUEUES],
+    /// Closed pause intervals per priority (ps), for delay attribution.
+    paused_total: [u64; MAX_QUEUES],
 }
 
 impl Port {
@@ -336,7 +338,20 @@ impl Port {
             ecn,
             rate,
             paused_since: [SimTime::ZERO; MAX_QUEUES],
+            paused_total: [0; MAX_QUEUES],
         }
+    }
+
+    /// Total time priority `prio` has been paused up to `now` (ps).
+    #[inline]
+    pub fn paused_acc(&self, prio: u8, now: SimTime) -> u64 {
+        let p = prio as usize;
+        let open = if self.paused & (1 << prio) != 0 {
+            now.0 - self.paused_since[p].0
+        } else {
+            0
+        };
+        self.paused_total[p] + open
     }
 
     /// Serialization time of `bytes` on this port, exact.
@@ -491,6 +506,7 @@ impl Port {
         } else {
             self.paused &= !bit;
             self.stats.paused_time += now - self.paused_since[prio as usize];
+            self.paused_total[prio as usize] += (now - self.paused_since[prio as usize]).0;
         }
         true
     }
@@ -500,6 +516,7 @@ impl Port {
         for p in 0..MAX_QUEUES {
             if self.paused & (1 << p) != 0 {
                 self.stats.paused_time += now - self.paused_since[p];
+                self.paused_total[p] += (now - self.paused_since[p]).0;
                 self.paused_since[p] = now;
             }
         }
@@ -540,6 +557,7 @@ mod tests {
             prio,
             ecn: ecn::ECT,
             flags: 0,
+            uid: 0,
         }
     }
 
@@ -565,9 +583,12 @@ mod tests {
         assert_eq!(p.dequeue(SimTime::ZERO).unwrap().0, 2);
         assert!(!p.has_eligible());
         assert!(p.dequeue(SimTime::ZERO).is_none());
+        assert_eq!(p.paused_acc(1, SimTime(3)), 3);
         p.set_paused(1, false, SimTime(5));
         assert_eq!(p.dequeue(SimTime::ZERO).unwrap().0, 1);
         assert_eq!(p.stats.paused_time, SimTime(5));
+        assert_eq!(p.paused_acc(1, SimTime(9)), 5);
+        assert_eq!(p.paused_acc(0, SimTime(9)), 0);
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! Conservation is tracked in wire bytes and packets: every byte a host transmits is, at any
 //! time, delivered to a host, dropped by a switch, queued in a switch, or on a wire.
 
+pub mod attrib;
 mod rdma;
 
 pub use rdma::{HostSched, Msg, RdmaHost, RdmaSpec, path_offset};
@@ -193,6 +194,8 @@ pub struct Sim {
     in_pull: bool,
     /// The packet trace, when `[pcap]` is set.
     pub pcap: Option<Box<crate::pcap::PcapWriter>>,
+    /// Delay attribution, when `[metrics] attribution` is on.
+    pub attrib: Option<Box<attrib::Attrib>>,
 }
 
 impl Sim {
@@ -357,6 +360,7 @@ impl Sim {
             ended: None,
             in_pull: false,
             pcap: None,
+            attrib: None,
         })
     }
 
@@ -508,6 +512,9 @@ impl Sim {
         fl.start = now;
         fl.deadline = fl.rel_deadline.map(|d| now + d);
         fl.started = true;
+        if let Some(a) = &mut self.attrib {
+            a.unit_start(f.idx(), fl.src as usize, now);
+        }
         self.make_ready(f);
     }
 
@@ -526,6 +533,9 @@ impl Sim {
                 let f = FlowId(i as u32);
                 self.flows[f.idx()].started = true;
                 self.started += 1;
+                if let Some(a) = &mut self.attrib {
+                    a.unit_start(f.idx(), self.flows[f.idx()].src as usize, self.now);
+                }
                 self.make_ready(f);
             }
         }
@@ -593,10 +603,23 @@ impl Sim {
 
     /// Puts `pkt` on the wire of idle port `p` and schedules what follows.
     #[inline]
-    fn transmit(&mut self, p: PortId, pkt: Packet, is_host: bool) {
+    fn transmit(&mut self, p: PortId, mut pkt: Packet, is_host: bool) {
         let now = self.now;
         let port = &mut self.net.ports[p.idx()];
         let ser = port.ser_time(pkt.size);
+        if let Some(a) = &mut self.attrib {
+            if is_host {
+                let unit = pkt.is_data().then(|| {
+                    if self.rdma.is_some() {
+                        pkt.aux as usize
+                    } else {
+                        pkt.flow.idx()
+                    }
+                });
+                pkt.uid = a.nic_tx(port.node.idx(), now, ser, unit, pkt.uid);
+            }
+            a.hop(pkt.uid, ser, port.delay);
+        }
         port.busy_until = now + ser;
         let arrive = port.busy_until + port.delay;
         if port.wire.is_empty() {
@@ -632,6 +655,9 @@ impl Sim {
         let now = self.now;
         let port = &mut self.net.ports[p.idx()];
         let (q, mut pkt) = port.dequeue(now)?;
+        if let Some(a) = &mut self.attrib {
+            a.dequeue(pkt.uid, now, port.paused_acc(pkt.prio, now));
+        }
         let switch = &mut self.net.switches[sw];
         let inp = self.net.local[pkt.in_port.idx()] as usize;
         let outp = self.net.local[p.idx()] as usize;
@@ -666,7 +692,14 @@ impl Sim {
 
     fn on_pfc(&mut self, port: PortId, prio: u8, pause: bool) {
         let now = self.now;
-        if self.net.ports[port.idx()].set_paused(prio, pause, now) && !pause {
+        let changed = self.net.ports[port.idx()].set_paused(prio, pause, now);
+        if changed && let Some(a) = &mut self.attrib {
+            let pt = &self.net.ports[port.idx()];
+            if self.net.is_host(pt.node) {
+                a.nic_pause(pt.node.idx(), pt.paused != 0, now);
+            }
+        }
+        if changed && !pause {
             self.kick(port);
         }
     }
@@ -713,6 +746,16 @@ impl Sim {
                 {
                     r.msgs[pkt.aux as usize].drops += 1;
                 }
+                if let Some(a) = &mut self.attrib {
+                    let unit = pkt.is_data().then(|| {
+                        if self.rdma.is_some() {
+                            pkt.aux as usize
+                        } else {
+                            pkt.flow.idx()
+                        }
+                    });
+                    a.lost(pkt.uid, unit, pkt.ts);
+                }
                 return;
             }
             crate::net::buffer::Admit::Accept { xoff } => {
@@ -747,6 +790,9 @@ impl Sim {
         if port.ecn.at() == Some(MarkAt::Enqueue) {
             let qb = port.qbytes[prio as usize];
             port.maybe_mark(&mut pkt, qb, &mut self.net.switches[sw].rng);
+        }
+        if let Some(a) = &mut self.attrib {
+            a.enqueue(pkt.uid, now, port.paused_acc(prio, now));
         }
         port.enqueue(prio as usize, pkt);
         self.kick(out);
@@ -827,6 +873,7 @@ impl Sim {
             prio: fl.prio,
             ecn: 0,
             flags: 0,
+            uid: 0,
         };
         match (&mut fl.proto, &self.transport) {
             (Proto::Tcp { snd, .. }, TransportSpec::Tcp(tp)) => {
@@ -966,6 +1013,9 @@ impl Sim {
             (PktKind::Ack | PktKind::Nack, true) => self.rdma_on_ctl(pkt),
             _ => {}
         }
+        if let Some(a) = &mut self.attrib {
+            a.release(pkt.uid);
+        }
     }
 
     fn on_data(&mut self, pkt: Packet) {
@@ -1003,6 +1053,10 @@ impl Sim {
                     prio: fl.ack_prio,
                     ecn: if pkt.ce() { ecn::ECE } else { 0 },
                     flags: 0,
+                    uid: match &mut self.attrib {
+                        Some(a) => a.ack_for(pkt.uid, now),
+                        None => 0,
+                    },
                 };
                 let hp = self.net.host_port(fl.dst);
                 self.send_control(hp, ack);
@@ -1015,6 +1069,9 @@ impl Sim {
                 if *rcvd >= fl.size && fl.finish.is_none() {
                     fl.rcv_finish = Some(now);
                     fl.finish = Some(now);
+                    if let Some(a) = &mut self.attrib {
+                        a.finish(f.idx(), pkt.uid, now, true);
+                    }
                     self.finished += 1;
                     if Some(fl.tag) == self.end_tag {
                         self.tag_finished += 1;
@@ -1072,6 +1129,9 @@ impl Sim {
         if r.done {
             fl.finish = Some(now);
             fl.timer_deadline = SimTime::MAX;
+            if let Some(a) = &mut self.attrib {
+                a.finish(f.idx(), pkt.uid, now, false);
+            }
             self.finished += 1;
             if Some(fl.tag) == self.end_tag {
                 self.tag_finished += 1;

@@ -313,6 +313,10 @@ impl Sim {
             let msg = &self.rdma().msgs[m as usize];
             (msg.src, msg.dst, msg.size, msg.short)
         };
+        let now = self.now;
+        if let Some(a) = &mut self.attrib {
+            a.unit_start(m as usize, src as usize, now);
+        }
         match self.rdma().spec.sched {
             HostSched::SinglePath | HostSched::MpRdma => {
                 let qp = self.pair_qp(src, dst, 0);
@@ -562,6 +566,10 @@ impl Sim {
                 prio: p.ack_prio,
                 ecn: if pkt.ce() { ecn::ECE } else { 0 },
                 flags: pkt.flags & flags::RETX,
+                uid: match &mut self.attrib {
+                    Some(a) => a.ack_for(pkt.uid, now),
+                    None => 0,
+                },
             };
             let hp = self.net.host_port(fl.dst);
             self.send_control(hp, ack);
@@ -604,6 +612,10 @@ impl Sim {
             prio: p.ack_prio,
             ecn: if pkt.ce() { ecn::ECE } else { 0 },
             flags: 0,
+            uid: match &mut self.attrib {
+                Some(a) => a.ack_for(pkt.uid, now),
+                None => 0,
+            },
         };
         let hp = self.net.host_port(fl.dst);
         self.send_control(hp, ctl);
@@ -643,6 +655,9 @@ impl Sim {
                 if m.unacked == 0 {
                     m.finish = Some(now);
                     self.finished += 1;
+                    if let Some(a) = &mut self.attrib {
+                        a.finish(w.msg as usize, pkt.uid, now, false);
+                    }
                 }
             }
             let host = self.rdma.as_mut().expect("RDMA run");
@@ -688,6 +703,9 @@ impl Sim {
             if m.unacked == 0 {
                 m.finish = Some(now);
                 self.finished += 1;
+                if let Some(a) = &mut self.attrib {
+                    a.finish(w.msg as usize, pkt.uid, now, false);
+                }
             }
         }
         self.rdma().scratch = done;

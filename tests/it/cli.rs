@@ -340,7 +340,9 @@ fn flow_level_figures_and_their_validation() {
             "{base}[[plot]]\nfile = \"cdf.svg\"\ntitle = \"t\"\nkind = \"fct_cdf\"\n\
              at = {{ \"workload.load\" = 0.7 }}\n\
              [[plot]]\nfile = \"sz.svg\"\ntitle = \"t\"\nkind = \"slowdown_vs_size\"\n\
-             y = \"p50_slowdown\"\nbins = 5\n"
+             y = \"p50_slowdown\"\nbins = 5\n\
+             [[plot]]\nfile = \"attr.svg\"\ntitle = \"t\"\nkind = \"attribution\"\n\
+             at = {{ \"workload.load\" = 0.3 }}\n"
         ),
     )
     .unwrap();
@@ -366,6 +368,33 @@ fn flow_level_figures_and_their_validation() {
         "{sz}"
     );
     assert!(exp.join("cdf.svg").exists() && exp.join("sz.svg").exists());
+    // Attribution: one bar per scheme whose components add up to the mean FCT of the class.
+    let attr = std::fs::read_to_string(exp.join("attr.csv")).unwrap();
+    let summary = std::fs::read_to_string(exp.join("summary.csv")).unwrap();
+    let head: Vec<&str> = summary.lines().next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    for s in ["TCP", "DCTCP"] {
+        let row: Vec<f64> = attr
+            .lines()
+            .find(|l| l.starts_with(&format!("{s},")))
+            .unwrap()
+            .split(',')
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let total = row[8];
+        assert!((row[..8].iter().sum::<f64>() - total).abs() < 1e-6 * total);
+        let avg: f64 = summary
+            .lines()
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .find(|f| f[col("run")] == format!("{s}-load=0.3-s1") && f[col("class")] == "all")
+            .map(|f| f[col("avg_fct_us")].parse().unwrap())
+            .unwrap();
+        assert!(
+            (total - avg).abs() < 1e-3 * avg,
+            "{s}: attribution {total} vs avg FCT {avg}"
+        );
+    }
 
     for (plot, needle) in [
         (

@@ -2,6 +2,7 @@
 //! also checks byte conservation (`common::run`).
 
 mod analytic;
+mod attribution;
 mod cli;
 mod common;
 mod dctcp;
