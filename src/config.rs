@@ -286,6 +286,9 @@ pub struct Config {
     /// Packet capture into `trace.pcap` of each run (opt-in).
     #[serde(default)]
     pub pcap: Option<crate::pcap::PcapConfig>,
+    /// Time series of queues, pauses, links and flows (opt-in).
+    #[serde(default)]
+    pub timeseries: Option<crate::sim::timeseries::TimeSeriesConfig>,
     /// Parameter sweep: axes expanded into runs.
     #[serde(default)]
     pub sweep: crate::sweep::SweepConfig,
@@ -701,6 +704,11 @@ impl Config {
         if let Some(p) = &self.pcap {
             let t = self.topology.build();
             p.validate(t.n_hosts + t.switches.len())
+                .map_err(|(k, m)| err(&k, m))?;
+        }
+        if let Some(ts) = &self.timeseries {
+            let t = self.topology.build();
+            ts.validate(t.n_hosts + t.switches.len())
                 .map_err(|(k, m)| err(&k, m))?;
         }
         if self.seeds == 0 || self.seeds > 1000 {

@@ -176,6 +176,19 @@ pub struct RunResult {
     pub pcap: Option<PcapSummary>,
     #[serde(skip)]
     pub pcap_bytes: Option<Vec<u8>>,
+    /// The time series (`[timeseries]`): rows written and whether `max_rows` cut them short.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<TimeSeriesSummary>,
+    /// `ts_queues.csv`, `ts_links.csv`, `ts_flows.csv`.
+    #[serde(skip)]
+    pub timeseries_csv: Option<[String; 3]>,
+}
+
+/// What a run's time series hold.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TimeSeriesSummary {
+    pub rows: u64,
+    pub truncated: bool,
 }
 
 /// What a run's packet trace holds.
@@ -212,6 +225,17 @@ pub fn execute_with(
             truncated: w.truncated,
         });
         r.pcap_bytes = Some(w.bytes().to_vec());
+    }
+    if let Some(sp) = sim.sampler.take() {
+        let rows = [&sp.queues, &sp.links, &sp.flows_csv]
+            .iter()
+            .map(|t| t.lines().count() as u64 - 1)
+            .sum();
+        r.timeseries = Some(TimeSeriesSummary {
+            rows,
+            truncated: sp.truncated,
+        });
+        r.timeseries_csv = Some([sp.queues, sp.links, sp.flows_csv]);
     }
     Ok(r)
 }
@@ -381,6 +405,32 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             topo.n_hosts,
             units,
         )));
+    }
+    if let Some(tc) = &cfg.timeseries {
+        let nodes: Vec<usize> = match &tc.nodes {
+            Some(v) => v.iter().map(|&n| n as usize).collect(),
+            None => (topo.n_hosts..topo.n_hosts + topo.switches.len()).collect(),
+        };
+        let ports: Vec<usize> = (0..sim.net.ports.len())
+            .filter(|&p| nodes.contains(&sim.net.ports[p].node.idx()))
+            .collect();
+        let mut tc = tc.clone();
+        if sim.rdma.is_none() {
+            // TCP-family flows are named by their workload id; sample them by index.
+            let mut idx = Vec::with_capacity(tc.flows.len());
+            for id in &tc.flows {
+                let Some(i) = sim.flows.iter().position(|f| f.ext_id == *id) else {
+                    return Err(format!(
+                        "`timeseries.flows`: flow {id} is not in the workload"
+                    ));
+                };
+                idx.push(i as u32);
+            }
+            tc.flows = idx;
+        }
+        let sp = crate::sim::timeseries::Sampler::new(&tc, ports, sim.net.nq as usize);
+        sim.sample_at = sp.next;
+        sim.sampler = Some(Box::new(sp));
     }
     if let Some(pc) = &cfg.pcap {
         let proto = match plan.scheme.transport {
@@ -621,6 +671,8 @@ pub fn collect(
             port: i as u32,
             node: sim.net.nodes[p.node.idx()].name.clone(),
             peer: sim.net.nodes[peer_node.idx()].name.clone(),
+            node_id: p.node.0,
+            peer_id: peer_node.0,
             rate_bps: p.rate.bps(),
             tx_pkts: p.stats.tx_pkts,
             tx_bytes: p.stats.tx_bytes,
@@ -673,5 +725,7 @@ pub fn collect(
         wall_seconds: wall.elapsed().as_secs_f64(),
         pcap: None,
         pcap_bytes: None,
+        timeseries: None,
+        timeseries_csv: None,
     }
 }

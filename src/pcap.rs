@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PcapConfig {
-    /// Capture transmissions from these nodes (numbers as in `ports.csv`: hosts first, then
+    /// Capture transmissions from these nodes (the `node_id` of `ports.csv`: hosts first, then
     /// switches). Default: all nodes.
     pub nodes: Vec<u32>,
     /// Capture only these flows (TCP) or queue pairs (RDMA), by id. Default: all.

@@ -200,12 +200,12 @@ fn switches_csv(r: &RunResult) -> String {
 
 fn ports_csv(r: &RunResult) -> String {
     let mut s = String::from(
-        "port,node,peer,rate_bps,tx_pkts,tx_bytes,utilization,drops,ecn_marks,pfc_pauses_rx,paused_ps,max_queue_bytes\n",
+        "port,node,peer,rate_bps,tx_pkts,tx_bytes,utilization,drops,ecn_marks,pfc_pauses_rx,paused_ps,max_queue_bytes,node_id,peer_id\n",
     );
     for p in &r.ports {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.port,
             p.node,
             p.peer,
@@ -217,7 +217,9 @@ fn ports_csv(r: &RunResult) -> String {
             p.ecn_marks,
             p.pfc_pauses_rx,
             p.paused_ps,
-            p.max_queue_bytes
+            p.max_queue_bytes,
+            p.node_id,
+            p.peer_id
         );
     }
     s
@@ -239,6 +241,8 @@ struct Manifest<'a> {
     conservation_holds: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pcap: Option<crate::experiment::PcapSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeseries: Option<crate::experiment::TimeSeriesSummary>,
     definitions: Definitions,
     config: &'a Config,
 }
@@ -289,6 +293,11 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
         if let Some(b) = &r.pcap_bytes {
             fs::write(tmp.join("trace.pcap"), b)?;
         }
+        if let Some([q, l, f]) = &r.timeseries_csv {
+            fs::write(tmp.join("ts_queues.csv"), q)?;
+            fs::write(tmp.join("ts_links.csv"), l)?;
+            fs::write(tmp.join("ts_flows.csv"), f)?;
+        }
         let json = serde_json::to_string_pretty(r).map_err(std::io::Error::other)?;
         fs::write(tmp.join("summary.json"), json + "\n")?;
         let m = Manifest {
@@ -305,6 +314,7 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
             conservation: &r.conservation,
             conservation_holds: r.conservation.holds(),
             pcap: r.pcap,
+            timeseries: r.timeseries,
             definitions: DEFS,
             config: cfg,
         };

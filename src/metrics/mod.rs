@@ -264,6 +264,9 @@ pub struct PortRecord {
     pub port: u32,
     pub node: String,
     pub peer: String,
+    /// Node numbers (hosts first, then switches), as `[pcap]` and `[timeseries]` take them.
+    pub node_id: u32,
+    pub peer_id: u32,
     pub rate_bps: u64,
     pub tx_pkts: u64,
     pub tx_bytes: u64,

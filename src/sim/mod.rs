@@ -23,6 +23,7 @@
 
 pub mod attrib;
 mod rdma;
+pub mod timeseries;
 
 pub use rdma::{HostSched, Msg, RdmaHost, RdmaSpec, path_offset};
 
@@ -196,6 +197,9 @@ pub struct Sim {
     pub pcap: Option<Box<crate::pcap::PcapWriter>>,
     /// Delay attribution, when `[metrics] attribution` is on.
     pub attrib: Option<Box<attrib::Attrib>>,
+    /// Time-series sampler (`[timeseries]`) and its next sampling time (MAX: none).
+    pub sampler: Option<Box<timeseries::Sampler>>,
+    pub sample_at: SimTime,
 }
 
 impl Sim {
@@ -361,6 +365,8 @@ impl Sim {
             in_pull: false,
             pcap: None,
             attrib: None,
+            sampler: None,
+            sample_at: SimTime::MAX,
         })
     }
 
@@ -412,6 +418,9 @@ impl Sim {
                 self.now = self.now.max(until);
                 return None;
             }
+            while t >= self.sample_at {
+                self.take_sample();
+            }
             let (t, ev) = self.ev.pop().expect("peeked");
             self.now = t;
             match ev {
@@ -451,6 +460,59 @@ impl Sim {
         }
         self.ended = Some(reason);
         Some(reason)
+    }
+
+    /// Takes the time-series sample due at `sample_at` (the state just before that instant's
+    /// events, which have not run yet).
+    fn take_sample(&mut self) {
+        let Some(mut sp) = self.sampler.take() else {
+            self.sample_at = SimTime::MAX;
+            return;
+        };
+        let t = self.sample_at;
+        for i in 0..sp.ports.len() {
+            let p = sp.ports[i];
+            let port = &self.net.ports[p];
+            let node = port.node.0;
+            for q in 0..port.nq() {
+                let v = (
+                    crate::units::Bytes(port.qbytes[q]),
+                    port.paused & (1 << q) != 0,
+                );
+                sp.queue(t, i, q, p, node, v);
+            }
+            let (tx, rate) = (port.stats.tx_bytes, port.rate.bps());
+            sp.link(t, i, p, node, tx, rate);
+        }
+        for i in 0..sp.flows.len() {
+            let f = sp.flows[i] as usize;
+            let Some(fl) = self.flows.get(f) else {
+                continue;
+            };
+            let s = match &fl.proto {
+                Proto::Tcp { snd, .. } => timeseries::FlowSample {
+                    cwnd_pkts: Some(snd.cwnd),
+                    alpha: Some(snd.alpha),
+                    priority: Some(snd.exponent),
+                    rate_bps: None,
+                },
+                Proto::Rdma { snd, .. } => timeseries::FlowSample {
+                    cwnd_pkts: None,
+                    alpha: Some(snd.dcqcn.alpha),
+                    priority: None,
+                    rate_bps: Some(snd.dcqcn.rate),
+                },
+                Proto::MpRdma { snd, .. } => timeseries::FlowSample {
+                    cwnd_pkts: Some(snd.cwnd),
+                    ..Default::default()
+                },
+                _ => continue,
+            };
+            sp.flow(t, i, s);
+        }
+        sp.advance(t);
+        self.sample_at = sp.next;
+        self.sampler = Some(sp);
     }
 
     /// Conservation counters at the current time.

@@ -11,3 +11,4 @@ mod experiments;
 mod fabric;
 mod pcap;
 mod rdma;
+mod timeseries;
