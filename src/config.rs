@@ -632,6 +632,18 @@ impl Scheme {
 impl Config {
     /// Parses TOML text; `file` names the source in errors.
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        let mut c = Self::parse_raw(text, file)?;
+        for (i, a) in c.sweep.axes.iter_mut().enumerate() {
+            a.expand().map_err(|msg| ConfigError {
+                file: file.to_string(),
+                key: format!("sweep.axes[{i}].range"),
+                msg,
+            })?;
+        }
+        Ok(c)
+    }
+
+    fn parse_raw(text: &str, file: &str) -> Result<Config, ConfigError> {
         toml::from_str::<Config>(text).map_err(|e| {
             let msg = e.message().to_string();
             let loc = e

@@ -16,10 +16,102 @@ pub struct Axis {
     /// Dotted config key, e.g. "workload.load".
     pub key: String,
     /// Values, in the key's own form.
+    #[serde(default)]
     pub values: Vec<toml::Value>,
+    /// Instead of `values`: `from`, `to` (inclusive) and `step`, as numbers or as strings
+    /// with one unit (`{ from = "20KB", to = "100KB", step = "20KB" }`); expanded into
+    /// `values` when the config is read.
+    #[serde(default, skip_serializing)]
+    pub range: Option<Range>,
+}
+
+/// An axis range.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    pub from: toml::Value,
+    pub to: toml::Value,
+    pub step: toml::Value,
+}
+
+/// Splits `"2.5KB"` into (2.5, "KB").
+fn split_unit(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e'))
+        .unwrap_or(s.len());
+    // An exponent marker only counts when a digit follows it.
+    let end = if end > 0 && s[..end].ends_with('e') {
+        end - 1
+    } else {
+        end
+    };
+    let x: f64 = s[..end].parse().ok()?;
+    Some((x, s[end..].trim()))
+}
+
+/// Expands a range into its values (at most 10 000).
+pub fn expand_range(r: &Range) -> Result<Vec<toml::Value>, String> {
+    use toml::Value as V;
+    fn num(v: &toml::Value) -> Option<(f64, &str)> {
+        match v {
+            toml::Value::Integer(i) => Some((*i as f64, "")),
+            toml::Value::Float(f) => Some((*f, "")),
+            toml::Value::String(s) => split_unit(s),
+            _ => None,
+        }
+    }
+    let (Some((a, ua)), Some((b, ub)), Some((st, us))) = (num(&r.from), num(&r.to), num(&r.step))
+    else {
+        return Err("from, to and step must be numbers or strings such as \"20KB\"".into());
+    };
+    if ua != ub || ua != us {
+        return Err(format!(
+            "from, to and step must share one unit (got `{ua}`, `{ub}`, `{us}`)"
+        ));
+    }
+    if !(st > 0.0) || b < a || !a.is_finite() || !b.is_finite() {
+        return Err(format!(
+            "need step > 0 and from <= to (from {a}, to {b}, step {st})"
+        ));
+    }
+    let n = ((b - a) / st * (1.0 + 1e-12) + 1e-9).floor() as u64 + 1;
+    if n > 10_000 {
+        return Err(format!("{n} values; at most 10000"));
+    }
+    let ints = matches!(
+        (&r.from, &r.to, &r.step),
+        (V::Integer(_), V::Integer(_), V::Integer(_))
+    );
+    let is_str = matches!(r.from, V::String(_));
+    Ok((0..n)
+        .map(|k| {
+            let x = a + k as f64 * st;
+            // Twelve significant decimals: 0.1 + 2 * 0.1 is 0.3, not 0.30000000000000004.
+            let x: f64 = format!("{x:.12}").parse().unwrap_or(x);
+            if ints {
+                V::Integer(x.round() as i64)
+            } else if is_str {
+                V::String(format!("{x}{ua}"))
+            } else {
+                V::Float(x)
+            }
+        })
+        .collect())
 }
 
 impl Axis {
+    /// Expands `range` into `values` (once; then `range` is cleared).
+    pub fn expand(&mut self) -> Result<(), String> {
+        if let Some(r) = self.range.take() {
+            if !self.values.is_empty() {
+                return Err("give either values or range, not both".into());
+            }
+            self.values = expand_range(&r)?;
+        }
+        Ok(())
+    }
+
     /// Column name for outputs: the last path segment (`load` for `workload.load`).
     pub fn column(&self) -> &str {
         self.key.rsplit('.').next().unwrap_or(&self.key)
@@ -131,6 +223,42 @@ pub fn apply(cfg: &Config, values: &[toml::Value], file: &str) -> Result<Config,
 }
 
 #[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    fn r(a: toml::Value, b: toml::Value, s: toml::Value) -> Result<Vec<String>, String> {
+        expand_range(&Range {
+            from: a,
+            to: b,
+            step: s,
+        })
+        .map(|v| v.iter().map(value_text).collect())
+    }
+
+    #[test]
+    fn ranges_with_and_without_units() {
+        use toml::Value::{Float as F, Integer as I, String as S};
+        assert_eq!(r(I(1), I(7), I(2)).unwrap(), ["1", "3", "5", "7"]);
+        assert_eq!(
+            r(F(0.3), F(0.8), F(0.1)).unwrap(),
+            ["0.3", "0.4", "0.5", "0.6", "0.7", "0.8"]
+        );
+        assert_eq!(
+            r(S("20KB".into()), S("100KB".into()), S("40KB".into())).unwrap(),
+            ["20KB", "60KB", "100KB"]
+        );
+        assert_eq!(
+            r(S("0.5us".into()), S("2us".into()), S("0.5us".into())).unwrap(),
+            ["0.5us", "1us", "1.5us", "2us"]
+        );
+        assert!(r(S("20KB".into()), S("1MB".into()), S("20KB".into())).is_err());
+        assert!(r(I(5), I(1), I(1)).is_err());
+        assert!(r(I(1), I(5), I(0)).is_err());
+        assert!(r(F(0.0), F(1.0), F(1e-6)).is_err());
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -140,10 +268,12 @@ mod tests {
             Axis {
                 key: "a.x".into(),
                 values: vec![1.into(), 2.into()],
+                range: None,
             },
             Axis {
                 key: "b".into(),
                 values: vec!["p".into(), "q".into(), "r".into()],
+                range: None,
             },
         ];
         let c = combinations(&axes);

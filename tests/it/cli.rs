@@ -417,3 +417,35 @@ fn flow_level_figures_and_their_validation() {
         assert!(stderr(&o).contains(needle), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn sweep_ranges_expand_with_units_and_bad_ranges_are_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("r.toml"),
+        "name = \"rg\"\n[switch]\necn = { kind = \"step\", k = \"30KB\" }\n\
+         [sweep]\naxes = [\n\
+           { key = \"workload.load\", range = { from = 0.3, to = 0.5, step = 0.1 } },\n\
+           { key = \"switch.ecn.k\", range = { from = \"20KB\", to = \"60KB\", step = \"20KB\" } },\n]\n",
+    )
+    .unwrap();
+    let o = dcsim(&["run", "r.toml", "--dry-run"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("9 run(s)"), "{out}");
+    for id in [
+        "DCTCP-load=0.3-k=20KB-s1",
+        "DCTCP-load=0.4-k=40KB-s1",
+        "DCTCP-load=0.5-k=60KB-s1",
+    ] {
+        assert!(out.contains(id), "{id} missing from\n{out}");
+    }
+    rejects(
+        "[sweep]\naxes = [{ key = \"workload.load\", range = { from = \"1KB\", to = \"1MB\", step = \"1KB\" } }]\n",
+        &["sweep.axes[0].range", "one unit"],
+    );
+    rejects(
+        "[sweep]\naxes = [{ key = \"workload.load\", values = [0.5], range = { from = 0.1, to = 0.2, step = 0.1 } }]\n",
+        &["sweep.axes[0].range", "not both"],
+    );
+}
