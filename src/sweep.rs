@@ -70,7 +70,7 @@ pub fn expand_range(r: &Range) -> Result<Vec<toml::Value>, String> {
             "from, to and step must share one unit (got `{ua}`, `{ub}`, `{us}`)"
         ));
     }
-    if !(st > 0.0) || b < a || !a.is_finite() || !b.is_finite() {
+    if st.is_nan() || st <= 0.0 || b < a || !a.is_finite() || !b.is_finite() {
         return Err(format!(
             "need step > 0 and from <= to (from {a}, to {b}, step {st})"
         ));
