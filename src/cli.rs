@@ -576,17 +576,19 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
             }
             continue;
         }
-        let series = if spec.kind == crate::plot::PlotKind::Sweep {
-            crate::plot::aggregate(spec, &rows, &cfg.schemes)
-        } else {
-            flow_series(spec, &rows, &cfg.schemes, exp_dir)?
+        let series = match spec.kind {
+            crate::plot::PlotKind::Sweep => crate::plot::aggregate(spec, &rows, &cfg.schemes),
+            crate::plot::PlotKind::QueueTimeseries => {
+                queue_series(spec, &rows, &cfg.schemes, exp_dir)?
+            }
+            _ => flow_series(spec, &rows, &cfg.schemes, exp_dir)?,
         };
         let stem = spec.file.trim_end_matches(".svg");
         let csv = exp_dir.join(format!("{stem}.csv"));
-        let table = if spec.kind == crate::plot::PlotKind::Sweep {
-            crate::plot::table_csv(spec, &series)
-        } else {
-            crate::plot::flow_table_csv(spec, &series)
+        let table = match spec.kind {
+            crate::plot::PlotKind::Sweep => crate::plot::table_csv(spec, &series),
+            crate::plot::PlotKind::QueueTimeseries => crate::plot::queue_table_csv(&series),
+            _ => crate::plot::flow_table_csv(spec, &series),
         };
         report::write_atomic(&csv, table.as_bytes())?;
         crate::plot::draw_svg(spec, &series, &exp_dir.join(&spec.file))
@@ -603,6 +605,38 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The series of a queue time-series figure: per scheme, the first seed's run at `at`.
+fn queue_series(
+    spec: &crate::plot::PlotSpec,
+    rows: &[crate::plot::Row],
+    schemes: &[String],
+    exp_dir: &Path,
+) -> Result<Vec<(String, Vec<crate::plot::Point>)>> {
+    let mut out = Vec::new();
+    for scheme in schemes {
+        if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
+            continue;
+        }
+        let Some(r) = rows
+            .iter()
+            .find(|r| r.class == "all" && &r.scheme == scheme && crate::plot::row_at(spec, r))
+        else {
+            continue;
+        };
+        let f = exp_dir.join(&r.run).join("ts_queues.csv");
+        let text = std::fs::read_to_string(&f).with_context(|| {
+            format!(
+                "cannot read {} (a queue_timeseries figure needs [timeseries])",
+                f.display()
+            )
+        })?;
+        let (port, pts) = crate::plot::queue_series(&text, spec.port)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+        out.push((format!("{scheme} (port {port})"), pts));
+    }
+    Ok(out)
 }
 
 /// The series of a flow-level figure: per scheme, the flows of every run at the figure's

@@ -1003,6 +1003,12 @@ impl Config {
                         "only sweep figures have series; select a point with `at`".into(),
                     ));
                 }
+                if p.kind == PlotKind::QueueTimeseries && self.timeseries.is_none() {
+                    return Err(err(
+                        &k("kind"),
+                        "a queue_timeseries figure needs a [timeseries] section".into(),
+                    ));
+                }
             }
             let tags = ["tag:query", "tag:workflow", "tag:request", "tag:background"];
             if p.class != "all"

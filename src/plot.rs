@@ -34,6 +34,10 @@ pub enum PlotKind {
     /// Delay attribution: one stacked bar per scheme of the mean FCT components (us) of the
     /// flows of `class`, at the sweep point `at` (mean over seeds).
     Attribution,
+    /// Queue length over time (from `ts_queues.csv`, so the experiment needs
+    /// `[timeseries]`): one line per scheme, the first seed's run at `at`, port `port` (default:
+    /// the port with the highest sampled queue), all priorities summed.
+    QueueTimeseries,
 }
 
 fn d_bins() -> usize {
@@ -64,6 +68,9 @@ pub struct PlotSpec {
     /// `slowdown_vs_size`: number of equal-count size bins, 2..=200. Default 20.
     #[serde(default = "d_bins")]
     pub bins: usize,
+    /// `queue_timeseries`: the port (its number in `ports.csv`). Default: the busiest.
+    #[serde(default)]
+    pub port: Option<u32>,
     /// The size class ("all" or a class name such as "<50KB"). Default "all".
     #[serde(default = "d_class")]
     pub class: String,
@@ -422,13 +429,14 @@ pub fn draw_svg(
         .find(|(m, _)| *m == y_name)
         .map(|(_, l)| l.to_string())
         .unwrap_or_else(|| y_name.to_string());
-    let log_x = spec.kind != PlotKind::Sweep;
+    let log_x = matches!(spec.kind, PlotKind::FctCdf | PlotKind::SlowdownVsSize);
     let (default_x, default_y) = match spec.kind {
         PlotKind::Sweep => (spec.x.clone(), metric_label),
         PlotKind::FctCdf => ("FCT (us)".to_string(), "fraction of flows".to_string()),
         PlotKind::SlowdownVsSize | PlotKind::Attribution => {
             ("flow size (bytes)".to_string(), metric_label)
         }
+        PlotKind::QueueTimeseries => ("time (us)".to_string(), "queue (KB)".to_string()),
     };
     let x_label = spec.x_label.clone().unwrap_or(default_x);
     let y_label = spec.y_label.clone().unwrap_or(default_y);
@@ -695,6 +703,81 @@ pub fn row_at(spec: &PlotSpec, row: &Row) -> bool {
         row.axis(k)
             .is_some_and(|rv| value_text(rv) == value_text(v))
     })
+}
+
+/// A run's queue series from its `ts_queues.csv`: (time in us, KB) steps of port `port` (or
+/// the port with the highest sample), priorities summed; and the port chosen.
+pub fn queue_series(text: &str, port: Option<u32>) -> Result<(u32, Vec<Point>), String> {
+    let mut lines = text.lines();
+    let head = lines.next().ok_or("empty ts_queues.csv")?;
+    if head != "time_ps,port,node,prio,queue_bytes,paused" {
+        return Err(format!("unexpected ts_queues.csv header `{head}`"));
+    }
+    // (time, port, prio, bytes), in file order (time order).
+    let mut rows: Vec<(u64, u32, u32, u64)> = Vec::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let p = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
+        if let (Some(t), Some(pt), Some(q), Some(b)) = (p(0), p(1), p(3), p(4)) {
+            rows.push((t, pt as u32, q as u32, b));
+        }
+    }
+    let port = match port {
+        Some(p) => p,
+        None => rows
+            .iter()
+            .max_by_key(|r| (r.3, std::cmp::Reverse(r.1)))
+            .map(|r| r.1)
+            .ok_or("no queue samples")?,
+    };
+    // Rows are written on change per (port, prio): keep each priority's last value and emit
+    // the sum at every time any of them changed, as steps.
+    let mut cur: std::collections::BTreeMap<u32, u64> = BTreeMap::new();
+    let mut pts: Vec<Point> = Vec::new();
+    let mut i = 0;
+    let mine: Vec<&(u64, u32, u32, u64)> = rows.iter().filter(|r| r.1 == port).collect();
+    while i < mine.len() {
+        let t = mine[i].0;
+        while i < mine.len() && mine[i].0 == t {
+            cur.insert(mine[i].2, mine[i].3);
+            i += 1;
+        }
+        let kb = cur.values().sum::<u64>() as f64 / 1000.0;
+        let x = t as f64 / 1e6;
+        if let Some(last) = pts.last().map(|p| p.mean) {
+            pts.push(Point {
+                x,
+                x_text: format!("{x}"),
+                mean: last,
+                min: last,
+                max: last,
+                n: 1,
+            });
+        }
+        pts.push(Point {
+            x,
+            x_text: format!("{x}"),
+            mean: kb,
+            min: kb,
+            max: kb,
+            n: 1,
+        });
+    }
+    if pts.is_empty() {
+        return Err(format!("no samples of port {port}"));
+    }
+    Ok((port, pts))
+}
+
+/// The table of a queue time-series figure: `series,time_us,queue_kb` (steps).
+pub fn queue_table_csv(series: &[(String, Vec<Point>)]) -> String {
+    let mut s = String::from("series,time_us,queue_kb\n");
+    for (name, pts) in series {
+        for p in pts {
+            let _ = writeln!(s, "{name},{},{}", p.x_text, p.mean);
+        }
+    }
+    s
 }
 
 /// The attribution components as `summary.csv` columns, with legend names.

@@ -449,3 +449,44 @@ fn sweep_ranges_expand_with_units_and_bad_ranges_are_rejected() {
         &["sweep.axes[0].range", "not both"],
     );
 }
+
+#[test]
+fn queue_timeseries_figure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = "name = \"qt\"\nschemes = [\"TCP\", \"DCTCP\"]\n\
+         [topology]\nkind = \"dumbbell\"\nleft = 2\nright = 2\n\
+         [switch]\necn = { kind = \"step\", k = \"30KB\" }\n\
+         [workload]\nkind = \"flows\"\nflows = [\n\
+           { src = 0, dst = 2, size = \"2MB\" },\n{ src = 1, dst = 3, size = \"2MB\" },\n]\n\
+         [[plot]]\nfile = \"q.svg\"\ntitle = \"t\"\nkind = \"queue_timeseries\"\n";
+    std::fs::write(
+        tmp.path().join("q.toml"),
+        format!("{base}[timeseries]\ninterval = \"1us\"\nnodes = [4]\n"),
+    )
+    .unwrap();
+    let o = dcsim(&["run", "q.toml", "-q"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = tmp.path().join("results/qt");
+    let t = std::fs::read_to_string(exp.join("q.csv")).unwrap();
+    // TCP fills the 150 KB default buffer (to within one packet); DCTCP, marking at 30 KB,
+    // peaks lower (its slow-start overshoot) before settling.
+    let peak = |s: &str| {
+        t.lines()
+            .filter(|l| l.starts_with(s))
+            .map(|l| l.rsplit(',').next().unwrap().parse::<f64>().unwrap())
+            .fold(0.0, f64::max)
+    };
+    let (tcp, dctcp) = (peak("TCP (port"), peak("DCTCP (port"));
+    assert!(
+        tcp > 148.0 - 1.6 && tcp <= 150.0 && dctcp > 30.0 && dctcp < 0.6 * tcp,
+        "peaks: TCP {tcp} KB, DCTCP {dctcp} KB"
+    );
+    assert!(exp.join("q.svg").exists());
+    std::fs::write(tmp.path().join("bad.toml"), base).unwrap();
+    let o = dcsim(&["validate", "bad.toml"], tmp.path());
+    assert!(
+        !o.status.success() && stderr(&o).contains("plot[0].kind"),
+        "{}",
+        stderr(&o)
+    );
+}
