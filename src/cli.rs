@@ -565,8 +565,9 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
             let stem = spec.file.trim_end_matches(".svg");
             let csv = exp_dir.join(format!("{stem}.csv"));
             report::write_atomic(&csv, crate::plot::attribution_csv(&bars).as_bytes())?;
-            crate::plot::draw_attribution(spec, &bars, &exp_dir.join(&spec.file))
-                .map_err(anyhow::Error::msg)?;
+            let tmp = partial(exp_dir, &spec.file);
+            crate::plot::draw_attribution(spec, &bars, &tmp).map_err(anyhow::Error::msg)?;
+            std::fs::rename(&tmp, exp_dir.join(&spec.file))?;
             if !quiet {
                 eprintln!(
                     "figure {} (table {})",
@@ -591,8 +592,9 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
             _ => crate::plot::flow_table_csv(spec, &series),
         };
         report::write_atomic(&csv, table.as_bytes())?;
-        crate::plot::draw_svg(spec, &series, &exp_dir.join(&spec.file))
-            .map_err(anyhow::Error::msg)?;
+        let tmp = partial(exp_dir, &spec.file);
+        crate::plot::draw_svg(spec, &series, &tmp).map_err(anyhow::Error::msg)?;
+        std::fs::rename(&tmp, exp_dir.join(&spec.file))?;
         if !quiet {
             eprintln!(
                 "figure {} (table {})",
@@ -605,6 +607,11 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The hidden temporary name a figure is drawn under before it is renamed into place.
+fn partial(exp_dir: &Path, file: &str) -> PathBuf {
+    exp_dir.join(format!(".{file}.partial"))
 }
 
 /// The series of a queue time-series figure: per scheme, the first seed's run at `at`.

@@ -490,3 +490,77 @@ fn queue_timeseries_figure() {
         stderr(&o)
     );
 }
+
+#[test]
+fn interrupting_a_sweep_leaves_only_complete_runs_and_resume_finishes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("i.toml"),
+        "name = \"int\"\nschemes = [\"TCP\", \"DCTCP\"]\nseeds = 2\n\
+         [workload]\nkind = \"poisson\"\nload = 0.5\nflows = 600\n\
+         [sweep]\naxes = [{ key = \"workload.load\", values = [0.3, 0.7] }]\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dcsim"))
+        .args(["run", "i.toml", "-q", "-j", "1"])
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let exp = tmp.path().join("results/int");
+    let complete = || -> Vec<String> {
+        std::fs::read_dir(&exp)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.') && !n.ends_with(".csv"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let t0 = std::time::Instant::now();
+    while complete().len() < 2 && t0.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = child.wait().unwrap();
+    let done = complete();
+    assert!(
+        !status.success() && done.len() < 8,
+        "the sweep was not interrupted ({} runs done)",
+        done.len()
+    );
+    // Every run directory that exists is whole: its manifest and a full fct.csv.
+    for d in &done {
+        let dir = exp.join(d);
+        assert!(dir.join("manifest.json").exists(), "{d} has no manifest");
+        let fct = std::fs::read_to_string(dir.join("fct.csv")).unwrap();
+        assert_eq!(fct.lines().count(), 601, "{d}: truncated fct.csv");
+    }
+    assert!(
+        !exp.join("summary.csv").exists(),
+        "a summary of an unfinished sweep"
+    );
+    // Resuming runs only the rest; the result equals an uninterrupted sweep.
+    let o = dcsim(&["run", "i.toml", "--skip-existing"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("skipping {} complete run(s)", done.len())),
+        "{}",
+        stderr(&o)
+    );
+    let o = dcsim(
+        &["run", "i.toml", "-q", "--output-dir", "fresh"],
+        tmp.path(),
+    );
+    assert!(o.status.success());
+    assert_eq!(
+        std::fs::read(exp.join("summary.csv")).unwrap(),
+        std::fs::read(tmp.path().join("fresh/int/summary.csv")).unwrap()
+    );
+}
