@@ -444,6 +444,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             topo.n_hosts + topo.switches.len(),
         )));
     }
+    sim.observe();
     Ok(sim)
 }
 

@@ -32,7 +32,7 @@ pub mod ecn {
     pub const ECE: u8 = 4;
 }
 
-/// A packet. Keep it small: it is moved by value at every hop.
+/// A packet (56 bytes). Keep it small: it is copied into queues and links at every hop.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Packet {
     /// Owning flow (or queue pair).
@@ -48,10 +48,10 @@ pub struct Packet {
     pub aux: u64,
     /// Data: time the packet was handed to the NIC. ACK: the echoed value (RTT sampling).
     pub ts: SimTime,
-    /// Bytes on the wire (payload + headers).
-    pub size: u32,
+    /// Bytes on the wire (payload + headers; at most 9 200 by config validation).
+    pub size: u16,
     /// Payload bytes.
-    pub payload: u32,
+    pub payload: u16,
     /// UDP/TCP ports: part of the ECMP 5-tuple.
     pub sport: u16,
     pub dport: u16,
@@ -93,6 +93,6 @@ pub const PROTO_UDP: u8 = 17;
 mod tests {
     #[test]
     fn packet_is_small() {
-        assert!(std::mem::size_of::<super::Packet>() <= 64);
+        assert!(std::mem::size_of::<super::Packet>() <= 56);
     }
 }

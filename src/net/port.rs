@@ -548,8 +548,8 @@ mod tests {
             seq: 0,
             aux: 0,
             ts: SimTime::ZERO,
-            size,
-            payload: size,
+            size: size as u16,
+            payload: size as u16,
             sport: 0,
             dport: 0,
             in_port: PortId(0),
@@ -635,7 +635,7 @@ mod tests {
                 p.enqueue(1, pkt(1000, 1));
             }
             let (q, k) = p.dequeue(now).unwrap();
-            now += p.ser_time(k.size);
+            now += p.ser_time(k.size as u32);
             total += k.size as u64;
             if q == 1 {
                 low += k.size as u64;

@@ -195,6 +195,8 @@ pub struct Sim {
     in_pull: bool,
     /// The packet trace, when `[pcap]` is set.
     pub pcap: Option<Box<crate::pcap::PcapWriter>>,
+    /// `attrib` or `pcap` is set (see [`Sim::observe`]): one branch per hop when neither is.
+    observed: bool,
     /// Delay attribution, when `[metrics] attribution` is on.
     pub attrib: Option<Box<attrib::Attrib>>,
     /// Time-series sampler (`[timeseries]`) and its next sampling time (MAX: none).
@@ -364,6 +366,7 @@ impl Sim {
             ended: None,
             in_pull: false,
             pcap: None,
+            observed: false,
             attrib: None,
             sampler: None,
             sample_at: SimTime::MAX,
@@ -515,6 +518,11 @@ impl Sim {
         self.sampler = Some(sp);
     }
 
+    /// Call after setting `attrib` or `pcap`: transmissions are observed from now on.
+    pub fn observe(&mut self) {
+        self.observed = self.attrib.is_some() || self.pcap.is_some();
+    }
+
     /// Conservation counters at the current time.
     pub fn conservation(&self) -> Conservation {
         let mut c = self.cons;
@@ -660,38 +668,41 @@ impl Sim {
         let Some(pkt) = pkt else {
             return;
         };
-        self.transmit(p, pkt, is_host);
+        let mut pkt = pkt;
+        self.transmit(p, &mut pkt, is_host);
     }
 
     /// Puts `pkt` on the wire of idle port `p` and schedules what follows.
     #[inline]
-    fn transmit(&mut self, p: PortId, mut pkt: Packet, is_host: bool) {
+    fn transmit(&mut self, p: PortId, pkt: &mut Packet, is_host: bool) {
         let now = self.now;
         let port = &mut self.net.ports[p.idx()];
-        let ser = port.ser_time(pkt.size);
-        if let Some(a) = &mut self.attrib {
-            if is_host {
-                let unit = pkt.is_data().then(|| {
-                    if self.rdma.is_some() {
-                        pkt.aux as usize
-                    } else {
-                        pkt.flow.idx()
-                    }
-                });
-                pkt.uid = a.nic_tx(port.node.idx(), now, ser, unit, pkt.uid);
+        let ser = port.ser_time(pkt.size as u32);
+        if self.observed {
+            if let Some(a) = &mut self.attrib {
+                if is_host {
+                    let unit = pkt.is_data().then(|| {
+                        if self.rdma.is_some() {
+                            pkt.aux as usize
+                        } else {
+                            pkt.flow.idx()
+                        }
+                    });
+                    pkt.uid = a.nic_tx(port.node.idx(), now, ser, unit, pkt.uid);
+                }
+                a.hop(pkt.uid, ser, port.delay);
             }
-            a.hop(pkt.uid, ser, port.delay);
+            if let Some(w) = &mut self.pcap {
+                w.capture(now, port.node.idx(), pkt);
+            }
         }
         port.busy_until = now + ser;
         let arrive = port.busy_until + port.delay;
         if port.wire.is_empty() {
             self.ev.push(arrive, Ev::Arrive(p));
         }
-        port.wire.push_back((arrive, pkt));
+        port.wire.push_back((arrive, *pkt));
         port.wire_bytes += pkt.size as u64;
-        if let Some(w) = &mut self.pcap {
-            w.capture(now, port.node.idx(), &pkt);
-        }
         port.stats.tx_pkts += 1;
         port.stats.tx_bytes += pkt.size as u64;
         self.packet_hops += 1;
@@ -723,7 +734,7 @@ impl Sim {
         let switch = &mut self.net.switches[sw];
         let inp = self.net.local[pkt.in_port.idx()] as usize;
         let outp = self.net.local[p.idx()] as usize;
-        if switch.mmu.release(inp, outp, pkt.prio, pkt.size) {
+        if switch.mmu.release(inp, outp, pkt.prio, pkt.size as u32) {
             switch.pfc_sent += 1;
             let in_port = pkt.in_port;
             let prio = pkt.prio;
@@ -794,7 +805,7 @@ impl Sim {
         pkt.in_port = inp;
         let prio = pkt.prio;
         let (il, ol) = (net.local[inp.idx()] as usize, net.local[out.idx()] as usize);
-        match switch.mmu.admit(il, ol, prio, pkt.size) {
+        match switch.mmu.admit(il, ol, prio, pkt.size as u32) {
             crate::net::buffer::Admit::Drop { lossless } => {
                 switch.drops[lossless as usize] += 1;
                 let port = &mut net.ports[out.idx()];
@@ -842,11 +853,14 @@ impl Sim {
             if port.ecn.at().is_some() {
                 port.maybe_mark(&mut pkt, 0, &mut self.net.switches[sw].rng);
             }
-            if self.net.switches[sw].mmu.release(il, ol, prio, pkt.size) {
+            if self.net.switches[sw]
+                .mmu
+                .release(il, ol, prio, pkt.size as u32)
+            {
                 self.net.switches[sw].pfc_sent += 1;
                 self.send_pfc(inp, prio, false);
             }
-            self.transmit(out, pkt, false);
+            self.transmit(out, &mut pkt, false);
             return;
         }
         if port.ecn.at() == Some(MarkAt::Enqueue) {
@@ -941,8 +955,8 @@ impl Sim {
             (Proto::Tcp { snd, .. }, TransportSpec::Tcp(tp)) => {
                 let seg = snd.next_segment(tp)?;
                 pkt.seq = seg.seq;
-                pkt.payload = seg.len;
-                pkt.size = seg.len + tp.header;
+                pkt.payload = seg.len as u16;
+                pkt.size = (seg.len + tp.header) as u16;
                 if tp.ecn {
                     pkt.ecn = ecn::ECT;
                 }
@@ -969,8 +983,8 @@ impl Sim {
                 let len = (fl.size - *sent).min(*mss as u64) as u32;
                 pkt.seq = *sent;
                 *sent += len as u64;
-                pkt.payload = len;
-                pkt.size = len + header;
+                pkt.payload = len as u16;
+                pkt.size = (len + header) as u16;
                 fl.stats.data_pkts += 1;
                 if *gap_per_byte_ps > 0 {
                     let wait = SimTime(pkt.size as u64 * *gap_per_byte_ps);
@@ -1089,7 +1103,7 @@ impl Sim {
         }
         match (&mut fl.proto, &self.transport) {
             (Proto::Tcp { rcv, .. }, TransportSpec::Tcp(tp)) => {
-                let r = rcv.on_data(pkt.seq, pkt.payload);
+                let r = rcv.on_data(pkt.seq, pkt.payload as u32);
                 let received = r.ack >= fl.size && fl.rcv_finish.is_none();
                 if received {
                     fl.rcv_finish = Some(now);
@@ -1106,7 +1120,7 @@ impl Sim {
                     seq: r.ack,
                     aux,
                     ts: pkt.ts,
-                    size: tp.header,
+                    size: tp.header as u16,
                     payload: 0,
                     sport: fl.dport,
                     dport: fl.sport,
@@ -1152,7 +1166,8 @@ impl Sim {
         let now = self.now;
         let port = &mut self.net.ports[hp.idx()];
         if !port.txdone_pending && port.busy_until <= now && port.paused & (1 << pkt.prio) == 0 {
-            self.transmit(hp, pkt, true);
+            let mut pkt = pkt;
+            self.transmit(hp, &mut pkt, true);
         } else {
             port.enqueue(pkt.prio as usize, pkt);
             self.kick(hp);

@@ -453,8 +453,8 @@ impl Sim {
                 return false;
             };
             pkt.seq = seg.psn;
-            pkt.payload = seg.payload;
-            pkt.size = seg.payload + p.header;
+            pkt.payload = seg.payload as u16;
+            pkt.size = (seg.payload + p.header) as u16;
             pkt.prio = prio;
             pkt.ecn = ecn::ECT;
             pkt.aux = seg.msg as u64;
@@ -478,8 +478,8 @@ impl Sim {
             return false;
         };
         pkt.seq = seg.psn;
-        pkt.payload = seg.payload;
-        pkt.size = seg.payload + p.header;
+        pkt.payload = seg.payload as u16;
+        pkt.size = (seg.payload + p.header) as u16;
         pkt.prio = seg.prio;
         pkt.ecn = ecn::ECT;
         pkt.aux = seg.msg as u64;
@@ -489,7 +489,7 @@ impl Sim {
         }
         fl.stats.data_pkts += 1;
         snd.last_tx = now;
-        snd.last_size = pkt.size;
+        snd.last_size = pkt.size as u32;
         let line = *line_bps;
         let rate = snd.rate(now, p, line);
         let allowed = snd.next_allowed(rate);
@@ -557,7 +557,7 @@ impl Sim {
                 seq: rcv.aack,
                 aux: pkt.seq,
                 ts: pkt.ts,
-                size: p.header,
+                size: p.header as u16,
                 payload: 0,
                 sport: pkt.dport,
                 dport: pkt.sport,
@@ -603,7 +603,7 @@ impl Sim {
             seq,
             aux: pkt.aux,
             ts: pkt.ts,
-            size: p.header,
+            size: p.header as u16,
             payload: 0,
             sport: fl.dport,
             dport: fl.sport,
