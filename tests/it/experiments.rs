@@ -237,3 +237,41 @@ fn unfinished_flows_count_as_missed_deadlines() {
     assert!(r.records[1].fct_ps.is_none());
     assert_eq!(r.records[2].deadline_met, None);
 }
+
+#[test]
+fn gpmp_sensitivity_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/gpmp/sensitivity.toml");
+    // Loads 0.6 and 0.8 by L = 32 KB and 1 MB.
+    assert_eq!(rs.len(), 4);
+    assert!(
+        rs.iter()
+            .all(|r| r.totals.finished == r.totals.flows && r.totals.drops == 0)
+    );
+}
+
+#[test]
+fn gpmp_attribution_reduced() {
+    let (t, rs, c) = run_reduced("experiments/gpmp/attribution.toml");
+    for r in &rs {
+        for rec in &r.records {
+            let (Some(fct), Some(a)) = (rec.fct_ps, rec.attribution) else {
+                panic!("{}: message {} has no attribution", r.plan.id, rec.flow_id);
+            };
+            assert_eq!(a.total(), fct, "{}: {a:?}", r.plan.id);
+        }
+    }
+    let table =
+        std::fs::read_to_string(t.path().join(&c.name).join("short_attribution_0.8.csv")).unwrap();
+    assert_eq!(table.lines().count(), 1 + c.schemes.len(), "{table}");
+}
+
+#[test]
+fn pdtcp_response_size_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/pdtcp/pa_response_size.toml");
+    // 4 schemes, sizes U[2 KB, 2 KB] and U[2 KB, 50 KB].
+    assert_eq!(rs.len(), 8);
+    for r in &rs {
+        let q = r.classes.iter().find(|k| k.class == "tag:query").unwrap();
+        assert!(q.deadline_flows > 0, "{}", r.plan.id);
+    }
+}
