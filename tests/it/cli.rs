@@ -524,8 +524,10 @@ fn interrupting_a_sweep_leaves_only_complete_runs_and_resume_finishes_it() {
     while complete().is_empty() && t0.elapsed().as_secs() < 120 {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
+    // SIGKILL: the process stops at an arbitrary instruction, the harshest case of Ctrl-C
+    // (and SIGINT may be ignored by a process started in the background by a shell).
     let st = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-KILL", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(st.success());
