@@ -559,51 +559,36 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
     let axes: Vec<String> = cfg.sweep.axes.iter().map(|a| a.key.clone()).collect();
     let rows = crate::plot::read_summary(&text, &axes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", sum.display()))?;
+    use crate::plot::PlotKind;
     for spec in &cfg.plot {
-        if spec.kind == crate::plot::PlotKind::Attribution {
-            let bars = crate::plot::attribution_bars(spec, &rows, &cfg.schemes);
-            let stem = spec.file.trim_end_matches(".svg");
-            let csv = exp_dir.join(format!("{stem}.csv"));
-            report::write_atomic(&csv, crate::plot::attribution_csv(&bars).as_bytes())?;
-            let tmp = partial(exp_dir, &spec.file);
-            crate::plot::draw_attribution(spec, &bars, &tmp).map_err(anyhow::Error::msg)?;
-            std::fs::rename(&tmp, exp_dir.join(&spec.file))?;
-            if !quiet {
-                eprintln!(
-                    "figure {} (table {})",
-                    exp_dir.join(&spec.file).display(),
-                    csv.display()
-                );
-            }
-            continue;
-        }
-        let series = match spec.kind {
-            crate::plot::PlotKind::Sweep => crate::plot::aggregate(spec, &rows, &cfg.schemes),
-            crate::plot::PlotKind::QueueTimeseries => {
-                queue_series(spec, &rows, &cfg.schemes, exp_dir)?
-            }
-            _ => flow_series(spec, &rows, &cfg.schemes, exp_dir)?,
-        };
-        let stem = spec.file.trim_end_matches(".svg");
-        let csv = exp_dir.join(format!("{stem}.csv"));
-        let table = match spec.kind {
-            crate::plot::PlotKind::Sweep => crate::plot::table_csv(spec, &series),
-            crate::plot::PlotKind::QueueTimeseries => crate::plot::queue_table_csv(&series),
-            _ => crate::plot::flow_table_csv(spec, &series),
-        };
-        report::write_atomic(&csv, table.as_bytes())?;
+        // Drawn under a hidden name and renamed, like every result file.
         let tmp = partial(exp_dir, &spec.file);
-        crate::plot::draw_svg(spec, &series, &tmp).map_err(anyhow::Error::msg)?;
-        std::fs::rename(&tmp, exp_dir.join(&spec.file))?;
+        let table = if spec.kind == PlotKind::Attribution {
+            let bars = crate::plot::attribution_bars(spec, &rows, &cfg.schemes);
+            crate::plot::draw_attribution(spec, &bars, &tmp).map_err(anyhow::Error::msg)?;
+            crate::plot::attribution_csv(&bars)
+        } else {
+            let series = match spec.kind {
+                PlotKind::Sweep => crate::plot::aggregate(spec, &rows, &cfg.schemes),
+                PlotKind::QueueTimeseries => queue_series(spec, &rows, &cfg.schemes, exp_dir)?,
+                _ => flow_series(spec, &rows, &cfg.schemes, exp_dir)?,
+            };
+            crate::plot::draw_svg(spec, &series, &tmp).map_err(anyhow::Error::msg)?;
+            match spec.kind {
+                PlotKind::Sweep => {
+                    println!("{}", crate::plot::table_text(spec, &series));
+                    crate::plot::table_csv(spec, &series)
+                }
+                PlotKind::QueueTimeseries => crate::plot::queue_table_csv(&series),
+                _ => crate::plot::flow_table_csv(spec, &series),
+            }
+        };
+        let svg = exp_dir.join(&spec.file);
+        std::fs::rename(&tmp, &svg)?;
+        let csv = exp_dir.join(format!("{}.csv", spec.file.trim_end_matches(".svg")));
+        report::write_atomic(&csv, table.as_bytes())?;
         if !quiet {
-            eprintln!(
-                "figure {} (table {})",
-                exp_dir.join(&spec.file).display(),
-                csv.display()
-            );
-        }
-        if spec.kind == crate::plot::PlotKind::Sweep {
-            println!("{}", crate::plot::table_text(spec, &series));
+            eprintln!("figure {} (table {})", svg.display(), csv.display());
         }
     }
     Ok(())
@@ -623,13 +608,10 @@ fn queue_series(
 ) -> Result<Vec<(String, Vec<crate::plot::Point>)>> {
     let mut out = Vec::new();
     for scheme in schemes {
-        if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
+        if !spec.shows(scheme) {
             continue;
         }
-        let Some(r) = rows
-            .iter()
-            .find(|r| r.class == "all" && &r.scheme == scheme && crate::plot::row_at(spec, r))
-        else {
+        let Some(r) = crate::plot::rows_at(spec, rows, scheme, "all").next() else {
             continue;
         };
         let f = exp_dir.join(&r.run).join("ts_queues.csv");
@@ -656,14 +638,11 @@ fn flow_series(
 ) -> Result<Vec<(String, Vec<crate::plot::Point>)>> {
     let mut out = Vec::new();
     for scheme in schemes {
-        if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
+        if !spec.shows(scheme) {
             continue;
         }
         let mut flows = Vec::new();
-        for r in rows
-            .iter()
-            .filter(|r| r.class == "all" && &r.scheme == scheme && crate::plot::row_at(spec, r))
-        {
+        for r in crate::plot::rows_at(spec, rows, scheme, "all") {
             let f = exp_dir.join(&r.run).join("fct.csv");
             let text = std::fs::read_to_string(&f)
                 .with_context(|| format!("cannot read {}", f.display()))?;

@@ -254,7 +254,7 @@ pub fn aggregate(
     let mut x_pos: Vec<String> = Vec::new();
     for r in rows.iter().filter(|r| r.class == spec.class) {
         let scheme = &r.scheme;
-        if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
+        if !spec.shows(scheme) {
             continue;
         }
         let Some(xv) = r.axis(&spec.x) else {
@@ -705,6 +705,26 @@ pub fn row_at(spec: &PlotSpec, row: &Row) -> bool {
     })
 }
 
+impl PlotSpec {
+    /// Whether the figure shows `scheme` (its `schemes` list, or every scheme).
+    pub fn shows(&self, scheme: &str) -> bool {
+        self.schemes
+            .as_ref()
+            .is_none_or(|s| s.iter().any(|x| x == scheme))
+    }
+}
+
+/// The `class` rows of `scheme`'s runs at the figure's sweep point `at`, in file order.
+pub fn rows_at<'a>(
+    spec: &'a PlotSpec,
+    rows: &'a [Row],
+    scheme: &'a str,
+    class: &'a str,
+) -> impl Iterator<Item = &'a Row> + 'a {
+    rows.iter()
+        .filter(move |r| r.scheme == scheme && r.class == class && row_at(spec, r))
+}
+
 /// A run's queue series from its `ts_queues.csv`: (time in us, KB) steps of port `port` (or
 /// the port with the highest sample), priorities summed; and the port chosen.
 pub fn queue_series(text: &str, port: Option<u32>) -> Result<(u32, Vec<Point>), String> {
@@ -800,16 +820,12 @@ pub fn attribution_bars(
 ) -> Vec<(String, [f64; 8])> {
     let mut out = Vec::new();
     for scheme in scheme_order {
-        if spec.schemes.as_ref().is_some_and(|s| !s.contains(scheme)) {
+        if !spec.shows(scheme) {
             continue;
         }
-        let sel: Vec<&Row> = rows
-            .iter()
-            .filter(|r| &r.scheme == scheme && r.class == spec.class && row_at(spec, r))
-            .collect();
         let mut v = [0.0; 8];
         let mut n = 0;
-        for r in &sel {
+        for r in rows_at(spec, rows, scheme, &spec.class) {
             let vals: Vec<f64> = ATTR_COLUMNS
                 .iter()
                 .map(|(c, _)| r.values.get(*c).copied().unwrap_or(f64::NAN))

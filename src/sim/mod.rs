@@ -39,6 +39,18 @@ use crate::workload::FlowSpec;
 use std::collections::VecDeque;
 
 #[inline]
+/// The delay-attribution unit a data packet belongs to: its message (RDMA, in `aux`) or its
+/// flow; None for control packets.
+fn attrib_unit(rdma: bool, pkt: &Packet) -> Option<usize> {
+    pkt.is_data().then(|| {
+        if rdma {
+            pkt.aux as usize
+        } else {
+            pkt.flow.idx()
+        }
+    })
+}
+
 fn port_node_idx(net: &Network, p: PortId) -> usize {
     net.ports[p.idx()].node.idx()
 }
@@ -681,13 +693,7 @@ impl Sim {
         if self.observed {
             if let Some(a) = &mut self.attrib {
                 if is_host {
-                    let unit = pkt.is_data().then(|| {
-                        if self.rdma.is_some() {
-                            pkt.aux as usize
-                        } else {
-                            pkt.flow.idx()
-                        }
-                    });
+                    let unit = attrib_unit(self.rdma.is_some(), pkt);
                     pkt.uid = a.nic_tx(port.node.idx(), now, ser, unit, pkt.uid);
                 }
                 a.hop(pkt.uid, ser, port.delay);
@@ -820,13 +826,7 @@ impl Sim {
                     r.msgs[pkt.aux as usize].drops += 1;
                 }
                 if let Some(a) = &mut self.attrib {
-                    let unit = pkt.is_data().then(|| {
-                        if self.rdma.is_some() {
-                            pkt.aux as usize
-                        } else {
-                            pkt.flow.idx()
-                        }
-                    });
+                    let unit = attrib_unit(self.rdma.is_some(), &pkt);
                     a.lost(pkt.uid, unit, pkt.ts);
                 }
                 return;

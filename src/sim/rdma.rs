@@ -621,6 +621,21 @@ impl Sim {
         self.send_control(hp, ctl);
     }
 
+    /// `bytes` of message `msg` are acknowledged by the acknowledgement with attribution
+    /// record `uid`; the message finishes when none are left.
+    fn rdma_acked(&mut self, msg: u32, bytes: u64, uid: u32) {
+        let now = self.now;
+        let m = &mut self.rdma().msgs[msg as usize];
+        m.unacked -= bytes;
+        if m.unacked == 0 {
+            m.finish = Some(now);
+            self.finished += 1;
+            if let Some(a) = &mut self.attrib {
+                a.finish(msg as usize, uid, now, false);
+            }
+        }
+    }
+
     /// An ACK or NACK of queue pair `pkt.flow` arrives at its sender.
     pub(super) fn rdma_on_ctl(&mut self, pkt: Packet) {
         let now = self.now;
@@ -649,16 +664,7 @@ impl Sim {
                 self.set_timer(f, now + rto);
             }
             for w in done.drain(..) {
-                let host = self.rdma.as_mut().expect("RDMA run");
-                let m = &mut host.msgs[w.msg as usize];
-                m.unacked -= w.bytes;
-                if m.unacked == 0 {
-                    m.finish = Some(now);
-                    self.finished += 1;
-                    if let Some(a) = &mut self.attrib {
-                        a.finish(w.msg as usize, pkt.uid, now, false);
-                    }
-                }
+                self.rdma_acked(w.msg, w.bytes, pkt.uid);
             }
             let host = self.rdma.as_mut().expect("RDMA run");
             host.scratch = done;
@@ -697,16 +703,7 @@ impl Sim {
         let mut any = false;
         for w in done.drain(..) {
             any = true;
-            let host = self.rdma.as_mut().expect("RDMA run");
-            let m = &mut host.msgs[w.msg as usize];
-            m.unacked -= w.bytes;
-            if m.unacked == 0 {
-                m.finish = Some(now);
-                self.finished += 1;
-                if let Some(a) = &mut self.attrib {
-                    a.finish(w.msg as usize, pkt.uid, now, false);
-                }
-            }
+            self.rdma_acked(w.msg, w.bytes, pkt.uid);
         }
         self.rdma().scratch = done;
         if any {
