@@ -207,6 +207,9 @@ fn d_classes() -> Vec<Bytes> {
 pub struct MetricsConfig {
     /// Boundaries of the flow-size classes, increasing. Default ["100KB", "1MB", "10MB"].
     pub size_classes: Vec<Bytes>,
+    /// Extra cumulative classes: for each size `b`, a class `<b` of every flow smaller than
+    /// `b` (overlapping the size classes). Default none.
+    pub below: Vec<Bytes>,
     /// Split every flow's FCT into where it went (`sim::attrib`): the `attr_*` columns of
     /// `fct.csv` and `summary.csv`. Default true.
     pub attribution: bool,
@@ -216,6 +219,7 @@ impl Default for MetricsConfig {
     fn default() -> Self {
         MetricsConfig {
             size_classes: d_classes(),
+            below: Vec::new(),
             attribution: true,
         }
     }
@@ -358,8 +362,12 @@ pub struct GpmpConfig {
     pub paths: u32,
     /// Slice size S of long messages. Default 16KB [reconstruction, spec §2.4].
     pub slice: Bytes,
-    /// Outstanding-bytes limit L per low-priority queue pair. Default 64KB [reconstruction].
-    pub limit: Bytes,
+    /// Outstanding-bytes limit L per low-priority queue pair. Default: one bandwidth-delay
+    /// product of the longest host-to-host path (host line rate × the unloaded round trip of
+    /// one full packet and its ACK), at least one slice: 16 KB in the paper's 10 Gbps
+    /// leaf-spine [reconstruction; see [`Config::gpmp_limit`]].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Bytes>,
     /// Minimum bandwidth guaranteed to each data queue at switches. Default 1Gbps.
     pub min_bw: BitRate,
     /// Dynamic-threshold alpha of the high (short-message) priority. Default 1.0
@@ -376,7 +384,7 @@ impl Default for GpmpConfig {
             short_threshold_time: None,
             paths: 0,
             slice: Bytes(16_000),
-            limit: Bytes(64_000),
+            limit: None,
             min_bw: BitRate::from_gbps(1),
             alpha_high: 1.0,
             alpha_low: 0.125,
@@ -835,6 +843,9 @@ impl Config {
                 "boundaries must be positive and strictly increasing".into(),
             ));
         }
+        if self.metrics.below.iter().any(|x| x.0 == 0) {
+            return Err(err("metrics.below", "sizes must be positive".into()));
+        }
         let r = &self.rdma;
         if r.g.is_some_and(|g| !(g > 0.0 && g <= 1.0)) {
             return Err(err("rdma.g", "must be in (0, 1]".into()));
@@ -858,12 +869,14 @@ impl Config {
         if g.slice.0 == 0 {
             return Err(err("gpmp.slice", "must be positive".into()));
         }
-        if g.limit < g.slice {
+        if let Some(limit) = g.limit
+            && limit < g.slice
+        {
             return Err(err(
                 "gpmp.limit",
                 format!(
                     "must be at least the slice size ({}), got {}",
-                    g.slice, g.limit
+                    g.slice, limit
                 ),
             ));
         }
@@ -938,10 +951,7 @@ impl Config {
                 ));
             }
         }
-        let classes = crate::metrics::SizeClasses {
-            bounds: self.metrics.size_classes.iter().map(|b| b.0).collect(),
-        };
-        let class_names: Vec<String> = (0..classes.count()).map(|c| classes.name(c)).collect();
+        let class_names = self.size_classes().names();
         for (i, p) in self.plot.iter().enumerate() {
             let k = |f: &str| format!("plot[{i}].{f}");
             if !p.file.ends_with(".svg") || p.file.contains('/') || p.file.contains('\\') {
@@ -1046,6 +1056,42 @@ impl Config {
         }
     }
 
+    /// GPMP's outstanding-bytes limit L per low-priority queue pair, in bytes: `[gpmp] limit`
+    /// when set, else one bandwidth-delay product of the topology's longest host-to-host
+    /// path at the host line rate, at least one slice. The round trip is the ideal FCT of one
+    /// full packet (`mss + header` bytes, store-and-forward) and its ACK (`header` bytes), as
+    /// in the README's ideal-FCT formula. [Reconstruction: the paper gives no value; the
+    /// summary says the byte limit "avoids path congestion", which a limit of about one BDP
+    /// per path does and a larger one does not (`docs/reproduction/gpmp.md`).]
+    pub fn gpmp_limit(&self) -> u64 {
+        if let Some(l) = self.gpmp.limit {
+            return l.0;
+        }
+        let path = self.topology.longest_path();
+        let rev: Vec<_> = path.iter().rev().copied().collect();
+        let mss = self.packet.mss.0 as u32;
+        let rtt = crate::metrics::ideal_fct(
+            mss as u64,
+            mss,
+            self.packet.header.0 as u32,
+            &path,
+            &rev,
+            true,
+        );
+        self.topology
+            .host_rate()
+            .bytes_in(rtt)
+            .max(self.gpmp.slice.0)
+    }
+
+    /// The size classes of `[metrics]`.
+    pub fn size_classes(&self) -> crate::metrics::SizeClasses {
+        crate::metrics::SizeClasses {
+            bounds: self.metrics.size_classes.iter().map(|b| b.0).collect(),
+            below: self.metrics.below.iter().map(|b| b.0).collect(),
+        }
+    }
+
     /// The short-message threshold in bytes.
     pub fn short_threshold(&self) -> u64 {
         match self.gpmp.short_threshold_time {
@@ -1125,7 +1171,7 @@ impl Config {
             RdmaHostKind::Gpmp => HostSched::Gpmp {
                 paths: self.gpmp_paths(),
                 slice: self.gpmp.slice.0,
-                limit: self.gpmp.limit.0,
+                limit: self.gpmp_limit(),
             },
             RdmaHostKind::MpRdma => HostSched::MpRdma,
         };
@@ -1240,5 +1286,35 @@ mod tests {
         let c = Config::parse("schemes = [\"QUIC\"]\n", "x.toml").unwrap();
         let e = c.validate("x.toml", Path::new(".")).unwrap_err();
         assert!(e.msg.contains("DCTCP"), "{e}");
+    }
+
+    #[test]
+    fn gpmp_limit_is_one_bdp_of_the_longest_path() {
+        // Leaf-spine, 10 Gbps, 1 us links, 1000 B + 82 B packets: the round trip of one full
+        // packet is 4 x 865.6 ns serialization + 4 x 65.6 ns for the ACK + 8 us propagation
+        // = 11.7248 us, i.e. 14 656 B at 10 Gbps.
+        let base = "[packet]\nmss = \"1000B\"\nheader = \"82B\"\n";
+        let c = Config::parse(&format!("{base}[gpmp]\nslice = \"8KB\"\n"), "x").unwrap();
+        assert_eq!(c.gpmp_limit(), 14_656);
+        // At least one slice (the default 16 KB).
+        let c = Config::parse(base, "x").unwrap();
+        assert_eq!(c.gpmp_limit(), 16_000);
+        // An explicit value wins; below one slice is an error naming the key.
+        let c = Config::parse(&format!("{base}[gpmp]\nlimit = \"64KB\"\n"), "x").unwrap();
+        assert_eq!(c.gpmp_limit(), 64_000);
+        let c = Config::parse(&format!("{base}[gpmp]\nlimit = \"8KB\"\n"), "x").unwrap();
+        assert_eq!(
+            c.validate("x", Path::new(".")).unwrap_err().key,
+            "gpmp.limit"
+        );
+        // 100 Gbps fat-tree (6 hops): 6 x 86.56 + 6 x 6.56 ns + 12 us = 12.5587 us -> 156 984 B.
+        let c = Config::parse(
+            &format!(
+                "{base}[topology]\nkind = \"fat_tree\"\nhost_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\n"
+            ),
+            "x",
+        )
+        .unwrap();
+        assert_eq!(c.gpmp_limit(), 156_984);
     }
 }

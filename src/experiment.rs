@@ -5,7 +5,7 @@
 //! execute at once or in which order.
 
 use crate::config::{Config, Scheme, TransportKind};
-use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord, SizeClasses, ideal_fct};
+use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord, ideal_fct};
 use crate::net::BuildOpts;
 use crate::sim::{Conservation, EndReason, Sim, SimSetup, TransportSpec};
 use crate::transport::Proto;
@@ -403,6 +403,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         };
         sim.attrib = Some(Box::new(crate::sim::attrib::Attrib::new(
             topo.n_hosts,
+            sim.net.ports.len(),
             units,
         )));
     }
@@ -476,9 +477,7 @@ pub fn collect(
     cfg: &Config,
     wall: Instant,
 ) -> RunResult {
-    let classes = &SizeClasses {
-        bounds: cfg.metrics.size_classes.iter().map(|b| b.0).collect(),
-    };
+    let classes = &cfg.size_classes();
     let mss = sim.transport.mss();
     let header = sim.transport.header();
     let with_ack = !matches!(sim.transport, TransportSpec::Udp { .. });
@@ -622,6 +621,12 @@ pub fn collect(
         summaries.push(ClassSummary::of(
             name.clone(),
             records.iter().filter(|r| r.size_class == name),
+        ));
+    }
+    for (name, b) in classes.cumulative() {
+        summaries.push(ClassSummary::of(
+            name,
+            records.iter().filter(|r| r.size_bytes < b),
         ));
     }
     // Per traffic kind, when the workload labels its flows.

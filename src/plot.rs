@@ -93,7 +93,7 @@ pub struct PlotSpec {
 }
 
 /// Distinct series colours (ColorBrewer Set1, then black).
-const COLORS: [(u8, u8, u8); 9] = [
+const COLORS: [(u8, u8, u8); 10] = [
     (228, 26, 28),
     (55, 126, 184),
     (77, 175, 74),
@@ -103,6 +103,7 @@ const COLORS: [(u8, u8, u8); 9] = [
     (247, 129, 191),
     (120, 120, 120),
     (0, 0, 0),
+    (23, 190, 207),
 ];
 
 /// Metrics a plot can show, with their units.
@@ -567,7 +568,12 @@ pub fn read_flows(text: &str, class: &str) -> Result<Vec<FlowPoint>, String> {
             .ok_or(format!("fct.csv lacks column {n}"))
     };
     let (ci_size, ci_fct, ci_sd) = (col("size_bytes")?, col("fct_ps")?, col("slowdown")?);
-    let filter: Option<(usize, &str)> = if class == "all" {
+    // "<b" (the first size class, or a cumulative one): every flow smaller than b.
+    let below: Option<u64> = class
+        .strip_prefix('<')
+        .and_then(|b| b.parse::<crate::units::Bytes>().ok())
+        .map(|b| b.0);
+    let filter: Option<(usize, &str)> = if class == "all" || below.is_some() {
         None
     } else if let Some(t) = class.strip_prefix("tag:") {
         Some((col("tag")?, t))
@@ -581,6 +587,13 @@ pub fn read_flows(text: &str, class: &str) -> Result<Vec<FlowPoint>, String> {
         let f: Vec<&str> = line.split(',').collect();
         if let Some((c, v)) = filter
             && f.get(c) != Some(&v)
+        {
+            continue;
+        }
+        if let Some(b) = below
+            && f.get(ci_size)
+                .and_then(|x| x.parse::<u64>().ok())
+                .is_none_or(|x| x >= b)
         {
             continue;
         }
@@ -800,8 +813,11 @@ pub fn queue_table_csv(series: &[(String, Vec<Point>)]) -> String {
     s
 }
 
+/// Number of delay-attribution components.
+const N_ATTR: usize = crate::sim::attrib::Attribution::NAMES.len();
+
 /// The attribution components as `summary.csv` columns, with legend names.
-pub const ATTR_COLUMNS: [(&str, &str); 8] = [
+pub const ATTR_COLUMNS: [(&str, &str); N_ATTR] = [
     ("attr_sender_us", "sender (window/rate)"),
     ("attr_recovery_us", "loss recovery"),
     ("attr_nic_hol_us", "sender NIC (HOL)"),
@@ -809,6 +825,11 @@ pub const ATTR_COLUMNS: [(&str, &str); 8] = [
     ("attr_serialization_us", "serialization"),
     ("attr_propagation_us", "propagation"),
     ("attr_switch_queue_us", "switch queues"),
+    (
+        "attr_switch_residual_us",
+        "lower-priority packet on the wire",
+    ),
+    ("attr_switch_lower_us", "lower-priority packets sent first"),
     ("attr_receiver_us", "receiver NIC"),
 ];
 
@@ -817,13 +838,13 @@ pub fn attribution_bars(
     spec: &PlotSpec,
     rows: &[Row],
     scheme_order: &[String],
-) -> Vec<(String, [f64; 8])> {
+) -> Vec<(String, [f64; N_ATTR])> {
     let mut out = Vec::new();
     for scheme in scheme_order {
         if !spec.shows(scheme) {
             continue;
         }
-        let mut v = [0.0; 8];
+        let mut v = [0.0; N_ATTR];
         let mut n = 0;
         for r in rows_at(spec, rows, scheme, &spec.class) {
             let vals: Vec<f64> = ATTR_COLUMNS
@@ -847,7 +868,7 @@ pub fn attribution_bars(
 }
 
 /// The table of an attribution figure as CSV.
-pub fn attribution_csv(bars: &[(String, [f64; 8])]) -> String {
+pub fn attribution_csv(bars: &[(String, [f64; N_ATTR])]) -> String {
     let mut s = String::from("scheme");
     for (c, _) in ATTR_COLUMNS {
         s.push(',');
@@ -867,7 +888,7 @@ pub fn attribution_csv(bars: &[(String, [f64; 8])]) -> String {
 /// Draws the stacked bars of an attribution figure as SVG at `path`.
 pub fn draw_attribution(
     spec: &PlotSpec,
-    bars: &[(String, [f64; 8])],
+    bars: &[(String, [f64; N_ATTR])],
     path: &Path,
 ) -> Result<(), String> {
     if bars.is_empty() {

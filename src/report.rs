@@ -14,11 +14,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Column documentation of `fct.csv` (also in the README).
-pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,deadline_class,ideal_group_fct_ps,slowdown_group,attr_sender_ps,attr_recovery_ps,attr_nic_hol_ps,attr_pfc_ps,attr_serialization_ps,attr_propagation_ps,attr_switch_queue_ps,attr_receiver_ps";
+pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,deadline_class,ideal_group_fct_ps,slowdown_group,attr_sender_ps,attr_recovery_ps,attr_nic_hol_ps,attr_pfc_ps,attr_serialization_ps,attr_propagation_ps,attr_switch_queue_ps,attr_switch_residual_ps,attr_switch_lower_ps,attr_receiver_ps";
 
 /// Column list of the per-run and experiment `summary.csv` (sweep axes, when any, come
 /// after `seed`, one column each).
-pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links,st_alpha,st_alpha_pred,st_alpha_ratio,st_amplitude,st_amplitude_pred,st_amplitude_ratio,st_period_rtts,st_period_pred,st_period_ratio,st_period_ratio_delay,st_q_p99,st_q_max_pred,st_k_bound,st_empty_fraction,attr_sender_us,attr_recovery_us,attr_nic_hol_us,attr_pfc_us,attr_serialization_us,attr_propagation_us,attr_switch_queue_us,attr_receiver_us";
+pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links,st_alpha,st_alpha_pred,st_alpha_ratio,st_amplitude,st_amplitude_pred,st_amplitude_ratio,st_period_rtts,st_period_pred,st_period_ratio,st_period_ratio_delay,st_q_p99,st_q_max_pred,st_k_bound,st_empty_fraction,attr_sender_us,attr_recovery_us,attr_nic_hol_us,attr_pfc_us,attr_serialization_us,attr_propagation_us,attr_switch_queue_us,attr_switch_residual_us,attr_switch_lower_us,attr_receiver_us";
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -69,7 +69,7 @@ pub fn fct_csv(r: &RunResult) -> String {
                     .map(|v| v.to_string())
                     .collect::<Vec<_>>()
                     .join(","),
-                None => ",,,,,,,".to_string(),
+                None => ",".repeat(crate::sim::attrib::Attribution::NAMES.len() - 1),
             },
         );
     }
@@ -115,7 +115,7 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         num(t.mean_util_fabric_links),
         sawtooth_cells(t.sawtooth.as_ref()),
         if c.attribution_us.is_empty() {
-            ",,,,,,,".to_string()
+            ",".repeat(crate::sim::attrib::Attribution::NAMES.len() - 1)
         } else {
             c.attribution_us
                 .iter()
@@ -244,7 +244,33 @@ struct Manifest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     timeseries: Option<crate::experiment::TimeSeriesSummary>,
     definitions: Definitions,
+    /// Values the run derived from others (absent when none applies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    derived: Option<Derived>,
+    /// The run's config: the experiment's, with the run's sweep values applied.
     config: &'a Config,
+}
+
+/// Parameters a run derived rather than read.
+#[derive(Serialize)]
+struct Derived {
+    /// GPMP's outstanding-bytes limit L per low-priority queue pair.
+    gpmp_limit_bytes: u64,
+    /// "config" when `[gpmp] limit` set it, "bdp" when derived from the path.
+    gpmp_limit_source: &'static str,
+}
+
+impl Derived {
+    fn of(cfg: &Config, scheme: &crate::config::Scheme) -> Option<Derived> {
+        (scheme.rdma_host == Some(crate::config::RdmaHostKind::Gpmp)).then(|| Derived {
+            gpmp_limit_bytes: cfg.gpmp_limit(),
+            gpmp_limit_source: if cfg.gpmp.limit.is_some() {
+                "config"
+            } else {
+                "bdp"
+            },
+        })
+    }
 }
 
 #[derive(Serialize)]
@@ -316,7 +342,8 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
             pcap: r.pcap,
             timeseries: r.timeseries,
             definitions: DEFS,
-            config: cfg,
+            derived: Derived::of(&r.plan.config, &r.plan.scheme),
+            config: &r.plan.config,
         };
         let json = serde_json::to_string_pretty(&m).map_err(std::io::Error::other)?;
         fs::write(tmp.join("manifest.json"), json + "\n")?;

@@ -95,10 +95,12 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.min(sorted.len()) - 1]
 }
 
-/// Size classes: boundaries in bytes, classes `[0,b0), [b0,b1), …, [b_last, ∞)`.
+/// Size classes: boundaries in bytes, classes `[0,b0), [b0,b1), …, [b_last, ∞)`; plus
+/// cumulative classes `[0, b)` for each `below` bound (they overlap the partition).
 #[derive(Clone, Debug)]
 pub struct SizeClasses {
     pub bounds: Vec<u64>,
+    pub below: Vec<u64>,
 }
 
 fn short(b: u64) -> String {
@@ -119,6 +121,25 @@ impl SizeClasses {
     }
     pub fn count(&self) -> usize {
         self.bounds.len() + 1
+    }
+    /// The cumulative classes `<b` as (name, bound), leaving out any whose name the partition
+    /// already has (the same set of flows).
+    pub fn cumulative(&self) -> Vec<(String, u64)> {
+        let part: Vec<String> = (0..self.count()).map(|c| self.name(c)).collect();
+        let mut v: Vec<(String, u64)> = Vec::new();
+        for &b in &self.below {
+            let name = format!("<{}", short(b));
+            if !part.contains(&name) && v.iter().all(|(n, _)| *n != name) {
+                v.push((name, b));
+            }
+        }
+        v
+    }
+    /// Every class name: the partition's, then the cumulative ones.
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = (0..self.count()).map(|c| self.name(c)).collect();
+        v.extend(self.cumulative().into_iter().map(|(n, _)| n));
+        v
     }
 }
 
@@ -192,7 +213,7 @@ impl ClassSummary {
         let mut n = 0u64;
         let mut drops = 0u64;
         let (mut dl_n, mut dl_met) = (0u64, 0u64);
-        let mut attr_sum = [0u128; 8];
+        let mut attr_sum = [0u128; crate::sim::attrib::Attribution::NAMES.len()];
         let mut attr_n = 0u64;
         for r in recs {
             n += 1;
@@ -332,6 +353,7 @@ mod tests {
     fn size_classes() {
         let c = SizeClasses {
             bounds: vec![100_000, 1_000_000],
+            below: vec![30_000, 100_000, 30_000, 2_000_000],
         };
         assert_eq!(c.class_of(99_999), 0);
         assert_eq!(c.class_of(100_000), 1);
@@ -339,5 +361,17 @@ mod tests {
         assert_eq!(c.name(0), "<100KB");
         assert_eq!(c.name(1), "100KB-1MB");
         assert_eq!(c.name(2), ">=1MB");
+        // Cumulative classes: "<100KB" is already the first class, duplicates collapse.
+        assert_eq!(
+            c.cumulative(),
+            vec![
+                ("<30KB".to_string(), 30_000),
+                ("<2MB".to_string(), 2_000_000)
+            ]
+        );
+        assert_eq!(
+            c.names(),
+            ["<100KB", "100KB-1MB", ">=1MB", "<30KB", "<2MB"].map(String::from)
+        );
     }
 }

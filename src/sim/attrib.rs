@@ -23,9 +23,15 @@
 //! - `serialization`: the sender NIC transmitting the flow's own earlier packets, plus D's and
 //!   A's serialization at every hop;
 //! - `propagation`: D's and A's link delays;
-//! - `switch_queue`: D's and A's waiting in switch queues while their priority was not paused
-//!   (including, on an idle path, a short last packet waiting for its full-size predecessor
-//!   to finish on the next link: store-and-forward at equal rates);
+//! - `switch_queue`: D's and A's waiting in switch queues while their priority was not paused,
+//!   behind packets of the same or a higher priority (including, on an idle path, a short
+//!   last packet waiting for its full-size predecessor to finish on the next link:
+//!   store-and-forward at equal rates);
+//! - `switch_residual`: D's and A's waiting for a lower-priority packet that was already on
+//!   the wire when they entered the queue (switches do not preempt);
+//! - `switch_lower`: D's and A's waiting while the port started lower-priority packets ahead
+//!   of them (the minimum-bandwidth share of a strict-priority scheduler with guarantees, or
+//!   round robin among data queues);
 //! - `receiver`: A's wait in the receiver's NIC (behind the packet on the wire or paused).
 //!
 //! The components add up to the FCT exactly (tested). For UDP, which has no acknowledgement,
@@ -53,12 +59,14 @@ pub struct Attribution {
     pub serialization: u64,
     pub propagation: u64,
     pub switch_queue: u64,
+    pub switch_residual: u64,
+    pub switch_lower: u64,
     pub receiver: u64,
 }
 
 impl Attribution {
     /// Component names, in column order.
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 10] = [
         "sender",
         "recovery",
         "nic_hol",
@@ -66,10 +74,12 @@ impl Attribution {
         "serialization",
         "propagation",
         "switch_queue",
+        "switch_residual",
+        "switch_lower",
         "receiver",
     ];
 
-    pub fn values(&self) -> [u64; 8] {
+    pub fn values(&self) -> [u64; 10] {
         [
             self.sender,
             self.recovery,
@@ -78,6 +88,8 @@ impl Attribution {
             self.serialization,
             self.propagation,
             self.switch_queue,
+            self.switch_residual,
+            self.switch_lower,
             self.receiver,
         ]
     }
@@ -91,6 +103,8 @@ impl Attribution {
 #[derive(Clone, Copy, Debug, Default)]
 struct Journey {
     queue: u64,
+    residual: u64,
+    lower: u64,
     pfc: u64,
     ser: u64,
     prop: u64,
@@ -103,6 +117,10 @@ struct Trace {
     /// acknowledgement), and the queue's paused-time counter then.
     enq: SimTime,
     pfc_snap: u64,
+    /// At enqueue: serialization time the port had started at lower priorities, and the
+    /// rest of the lower-priority packet then on the wire.
+    lower_snap: u64,
+    residual_snap: u64,
     /// Data: the sender-side terms at its transmission.
     tx: SimTime,
     busy_at_tx: u64,
@@ -147,6 +165,21 @@ impl Nic {
     }
 }
 
+/// Per egress port: serialization time started at each priority, and the packet on the wire.
+#[derive(Clone, Copy, Debug, Default)]
+struct Egress {
+    started: [u64; 8],
+    on_wire_until: SimTime,
+    on_wire_prio: u8,
+}
+
+impl Egress {
+    /// Serialization time started at priorities below `prio` (higher queue numbers).
+    fn lower(&self, prio: u8) -> u64 {
+        self.started[prio as usize + 1..].iter().sum()
+    }
+}
+
 /// A flow's (or message's) sender-side state.
 #[derive(Clone, Copy, Debug)]
 struct Unit {
@@ -178,6 +211,8 @@ pub struct Attrib {
     free: Vec<u32>,
     /// By host number.
     nics: Vec<Nic>,
+    /// By port index (switch egress ports; others unused).
+    egress: Vec<Egress>,
     /// By flow index (TCP, UDP) or message index (RDMA).
     units: Vec<Unit>,
     /// Results by unit.
@@ -185,11 +220,12 @@ pub struct Attrib {
 }
 
 impl Attrib {
-    pub fn new(n_hosts: usize, n_units: usize) -> Self {
+    pub fn new(n_hosts: usize, n_ports: usize, n_units: usize) -> Self {
         Attrib {
             traces: vec![Trace::default()], // uid 0 means "no record"
             free: Vec::new(),
             nics: vec![Nic::default(); n_hosts],
+            egress: vec![Egress::default(); n_ports],
             units: vec![Unit::default(); n_units],
             results: vec![None; n_units],
         }
@@ -285,26 +321,50 @@ impl Attrib {
         }
     }
 
-    /// The packet enters a switch queue (or its departure starts at once: `enq` then `deq` at
-    /// the same time). `paused_acc` is the queue's paused-time counter now.
+    /// Switch egress port `port` starts transmitting a packet of priority `prio` now.
     #[inline]
-    pub fn enqueue(&mut self, uid: u32, now: SimTime, paused_acc: u64) {
+    pub fn switch_tx(&mut self, port: usize, prio: u8, now: SimTime, ser: SimTime) {
+        let e = &mut self.egress[port];
+        e.started[prio as usize] += ser.0;
+        e.on_wire_until = now + ser;
+        e.on_wire_prio = prio;
+    }
+
+    /// The packet (priority `prio`) enters a queue of switch port `port`. `paused_acc` is the
+    /// queue's paused-time counter now. (A packet that meets an idle, empty port starts at
+    /// once and is not recorded: it waits for nothing.)
+    #[inline]
+    pub fn enqueue(&mut self, uid: u32, now: SimTime, paused_acc: u64, port: usize, prio: u8) {
         if uid != 0 {
+            let e = &self.egress[port];
             let t = &mut self.traces[uid as usize];
             t.enq = now;
             t.pfc_snap = paused_acc;
+            t.lower_snap = e.lower(prio);
+            t.residual_snap = if e.on_wire_prio > prio {
+                e.on_wire_until.0.saturating_sub(now.0)
+            } else {
+                0
+            };
         }
     }
 
-    /// The packet leaves a switch queue.
+    /// The packet leaves the queue of switch port `port`. Its wait splits into time paused
+    /// (first), then time behind lower-priority packets (the one on the wire at enqueue, then
+    /// those started during the wait), the rest behind same- or higher-priority ones.
     #[inline]
-    pub fn dequeue(&mut self, uid: u32, now: SimTime, paused_acc: u64) {
+    pub fn dequeue(&mut self, uid: u32, now: SimTime, paused_acc: u64, port: usize, prio: u8) {
         if uid != 0 {
+            let lower_now = self.egress[port].lower(prio);
             let t = &mut self.traces[uid as usize];
             let wait = now.0 - t.enq.0;
             let pfc = (paused_acc - t.pfc_snap).min(wait);
+            let residual = t.residual_snap.min(wait - pfc);
+            let lower = (lower_now - t.lower_snap).min(wait - pfc - residual);
             t.journey.pfc += pfc;
-            t.journey.queue += wait - pfc;
+            t.journey.residual += residual;
+            t.journey.lower += lower;
+            t.journey.queue += wait - pfc - residual - lower;
         }
     }
 
@@ -393,6 +453,8 @@ impl Attrib {
             serialization: own + d.ser + a.ser,
             propagation: d.prop + a.prop,
             switch_queue: d.queue + a.queue,
+            switch_residual: d.residual + a.residual,
+            switch_lower: d.lower + a.lower,
             receiver: rcv_wait,
         };
         // Anything the model did not see (cannot happen on the critical path; kept so that the
@@ -434,7 +496,7 @@ mod tests {
 
     #[test]
     fn components_sum_on_a_hand_built_path() {
-        let mut a = Attrib::new(2, 1);
+        let mut a = Attrib::new(2, 4, 1);
         a.unit_start(0, 0, SimTime(0));
         // NIC busy with another flow's packet 0..40, then ours at 40 (ser 10): own earlier
         // packet 40..50, D at 60 (ser 10).
@@ -443,15 +505,15 @@ mod tests {
         a.release(p1);
         let d = a.nic_tx(0, SimTime(60), SimTime(10), Some(0), 0);
         a.hop(d, SimTime(10), SimTime(5)); // host -> switch, arrives 75
-        a.enqueue(d, SimTime(75), 0);
-        a.dequeue(d, SimTime(95), 7); // waited 20, 7 of them paused
+        a.enqueue(d, SimTime(75), 0, 2, 1);
+        a.dequeue(d, SimTime(95), 7, 2, 1); // waited 20, 7 of them paused
         a.hop(d, SimTime(10), SimTime(5)); // arrives 110
         let ack = a.ack_for(d, SimTime(110));
         a.release(d);
         a.nic_tx(1, SimTime(112), SimTime(2), None, ack); // waited 2 in the receiver NIC
         a.hop(ack, SimTime(2), SimTime(5));
-        a.enqueue(ack, SimTime(119), 0);
-        a.dequeue(ack, SimTime(119), 0);
+        a.enqueue(ack, SimTime(119), 0, 3, 0);
+        a.dequeue(ack, SimTime(119), 0, 3, 0);
         a.hop(ack, SimTime(2), SimTime(5)); // arrives 126
         a.finish(0, ack, SimTime(126), false);
         let r = a.results[0].unwrap();
@@ -463,5 +525,30 @@ mod tests {
         assert_eq!(r.switch_queue, 13);
         assert_eq!(r.pfc, 7);
         assert_eq!(r.receiver, 2);
+    }
+
+    #[test]
+    fn switch_wait_splits_by_the_priority_served() {
+        let mut a = Attrib::new(1, 3, 1);
+        let d = a.alloc();
+        // Port 2: a priority-2 packet on the wire 70..80; ours (priority 1) arrives at 75.
+        a.switch_tx(2, 2, SimTime(70), SimTime(10));
+        a.enqueue(d, SimTime(75), 0, 2, 1);
+        // The scheduler sends another priority-2 packet first (80..88, a minimum-bandwidth
+        // turn), then a priority-1 packet queued before ours (88..95); ours leaves at 95.
+        a.switch_tx(2, 2, SimTime(80), SimTime(8));
+        a.switch_tx(2, 1, SimTime(88), SimTime(7));
+        a.dequeue(d, SimTime(95), 0, 2, 1);
+        let j = a.traces[d as usize].journey;
+        assert_eq!((j.residual, j.lower, j.queue, j.pfc), (5, 8, 7, 0));
+        // A priority-0 packet on the wire is not lower: all of the wait is queueing; a pause
+        // takes precedence over the rest.
+        let e = a.alloc();
+        a.switch_tx(2, 0, SimTime(100), SimTime(10));
+        a.enqueue(e, SimTime(104), 0, 2, 1);
+        a.switch_tx(2, 2, SimTime(110), SimTime(8));
+        a.dequeue(e, SimTime(118), 5, 2, 1);
+        let j = a.traces[e as usize].journey;
+        assert_eq!((j.residual, j.lower, j.queue, j.pfc), (0, 8, 1, 5));
     }
 }

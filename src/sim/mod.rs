@@ -695,6 +695,8 @@ impl Sim {
                 if is_host {
                     let unit = attrib_unit(self.rdma.is_some(), pkt);
                     pkt.uid = a.nic_tx(port.node.idx(), now, ser, unit, pkt.uid);
+                } else {
+                    a.switch_tx(p.idx(), pkt.prio, now, ser);
                 }
                 a.hop(pkt.uid, ser, port.delay);
             }
@@ -735,7 +737,13 @@ impl Sim {
         let port = &mut self.net.ports[p.idx()];
         let (q, mut pkt) = port.dequeue(now)?;
         if let Some(a) = &mut self.attrib {
-            a.dequeue(pkt.uid, now, port.paused_acc(pkt.prio, now));
+            a.dequeue(
+                pkt.uid,
+                now,
+                port.paused_acc(pkt.prio, now),
+                p.idx(),
+                pkt.prio,
+            );
         }
         let switch = &mut self.net.switches[sw];
         let inp = self.net.local[pkt.in_port.idx()] as usize;
@@ -868,7 +876,7 @@ impl Sim {
             port.maybe_mark(&mut pkt, qb, &mut self.net.switches[sw].rng);
         }
         if let Some(a) = &mut self.attrib {
-            a.enqueue(pkt.uid, now, port.paused_acc(prio, now));
+            a.enqueue(pkt.uid, now, port.paused_acc(prio, now), out.idx(), prio);
         }
         port.enqueue(prio as usize, pkt);
         self.kick(out);

@@ -210,6 +210,49 @@ impl TopologyConfig {
         }
     }
 
+    /// The hops (rate, propagation delay) of the longest host-to-host shortest path, from
+    /// the source host's link to the destination host's: between leaves (leaf-spine), between
+    /// pods (fat-tree), across the bottleneck (dumbbell). Computed from the parameters, not
+    /// the graph.
+    pub fn longest_path(&self) -> Vec<(BitRate, SimTime)> {
+        match *self {
+            TopologyConfig::LeafSpine {
+                leaves,
+                host_rate,
+                fabric_rate,
+                link_delay,
+                ..
+            } => {
+                let h = (host_rate, link_delay);
+                if leaves > 1 {
+                    vec![h, (fabric_rate, link_delay), (fabric_rate, link_delay), h]
+                } else {
+                    vec![h, h]
+                }
+            }
+            TopologyConfig::FatTree {
+                host_rate,
+                fabric_rate,
+                link_delay,
+                ..
+            } => {
+                let f = (fabric_rate, link_delay);
+                vec![(host_rate, link_delay), f, f, f, f, (host_rate, link_delay)]
+            }
+            TopologyConfig::Dumbbell {
+                host_rate,
+                bottleneck_rate,
+                link_delay,
+                bottleneck_delay,
+                ..
+            } => vec![
+                (host_rate, link_delay),
+                (bottleneck_rate, bottleneck_delay),
+                (host_rate, link_delay),
+            ],
+        }
+    }
+
     pub fn build(&self) -> TopoSpec {
         match *self {
             TopologyConfig::LeafSpine {
