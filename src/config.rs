@@ -152,7 +152,7 @@ impl Default for D2tcpConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct PdtcpConfig {
     /// Priority form: "rd_over_ra" (default, the reconstruction), "tc_over_d" (D2TCP's),
-    /// "rd_over_c_host".
+    /// "rd_over_chost".
     pub policy: crate::transport::tcp::ExponentPolicy,
     /// Sticky early flip to p = 0.5 once the deadline is missed or out of reach. Default true.
     pub flip: bool,
@@ -168,6 +168,24 @@ impl Default for PdtcpConfig {
             fixed_p: None,
         }
     }
+}
+
+/// `[pfabric]`: pFabric's end host (Alizadeh et al., SIGCOMM 2013, from its published
+/// description; the switch side is the `pfabric` scheduler with priority dropping).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfabricConfig {
+    /// Initial window in segments, 1..=10000. Default: one bandwidth-delay product of the
+    /// longest host-to-host path, in full packets, rounded up ("flows start at line rate").
+    pub init_cwnd: Option<f64>,
+    /// Largest window in segments, >= init_cwnd. Default: none (TCP's window growth).
+    pub max_cwnd: Option<f64>,
+    /// Retransmission timeout, fixed (no backoff), 1us..=10s. Default: three unloaded round
+    /// trips of the longest path (the paper: about 3 RTTs).
+    pub rto: Option<SimTime>,
+    /// Switch buffer per egress port (static), >= one packet. Default: two bandwidth-delay
+    /// products of the longest path at the host rate (the paper's small buffers, 2 x BDP).
+    pub buffer: Option<Bytes>,
 }
 
 /// `[am]`: PDTCP's adaptive multipath at switches.
@@ -266,6 +284,8 @@ pub struct Config {
     pub d2tcp: D2tcpConfig,
     #[serde(default)]
     pub pdtcp: PdtcpConfig,
+    #[serde(default)]
+    pub pfabric: PfabricConfig,
     #[serde(default)]
     pub am: AmConfig,
     #[serde(default)]
@@ -444,8 +464,24 @@ pub enum TransportKind {
     Dctcp,
     D2tcp,
     Pdtcp,
+    /// pFabric: rank = remaining flow size.
+    Pfabric,
+    /// pFabric with rank = deadline (earliest deadline first).
+    PfabricEdf,
     Udp,
     Rdma,
+}
+
+impl TransportKind {
+    /// pFabric's rank, for the pFabric transports.
+    pub fn pfabric_rank(self) -> Option<crate::transport::tcp::RankKind> {
+        use crate::transport::tcp::RankKind;
+        match self {
+            TransportKind::Pfabric => Some(RankKind::RemainingSize),
+            TransportKind::PfabricEdf => Some(RankKind::Deadline),
+            _ => None,
+        }
+    }
 }
 
 /// The host side of an RDMA scheme.
@@ -512,6 +548,14 @@ impl Scheme {
         (
             "PDTCP+AM",
             "PDTCP with adaptive multipath (PD2TCP+AM in the paper)",
+        ),
+        (
+            "pFabric",
+            "pFabric: rank = remaining size, switches serve and drop by rank, minimal rate control",
+        ),
+        (
+            "pFabric-EDF",
+            "pFabric with rank = deadline (earliest deadline first; no deadline ranks last)",
         ),
         (
             "SP-RDMA",
@@ -597,6 +641,17 @@ impl Scheme {
             "PDTCP+AM" => {
                 let mut s = tcp(TransportKind::Pdtcp, true, Some(LbKind::Adaptive));
                 s.notes = "RECONSTRUCTED: PDTCP [spec §1.3] + AM with T_am = K on every hop [spec §1.1, §10.6]";
+                s
+            }
+            "pFabric" => {
+                let mut s = tcp(TransportKind::Pfabric, false, None);
+                s.notes = "pFabric (SIGCOMM 2013) from its published description; no probe mode";
+                s
+            }
+            "pFabric-EDF" => {
+                let mut s = tcp(TransportKind::PfabricEdf, false, None);
+                s.notes =
+                    "pFabric with rank = deadline (the paper's deadline variant); no probe mode";
                 s
             }
             "SP-RDMA" => rdma(
@@ -888,6 +943,31 @@ impl Config {
                 return Err(err(k, format!("must be in (0, 64], got {a}")));
             }
         }
+        let pf = &self.pfabric;
+        if pf.init_cwnd.is_some_and(|w| !(1.0..=10_000.0).contains(&w)) {
+            return Err(err("pfabric.init_cwnd", "must be in 1..=10000".into()));
+        }
+        if let Some(m) = pf.max_cwnd
+            && !(m >= 1.0 && m >= pf.init_cwnd.unwrap_or(1.0) && m <= 1e6)
+        {
+            return Err(err(
+                "pfabric.max_cwnd",
+                "must be in 1..=1000000 and at least init_cwnd".into(),
+            ));
+        }
+        if pf
+            .rto
+            .is_some_and(|t| t < SimTime::from_us(1) || t > SimTime::from_ms(10_000))
+        {
+            return Err(err("pfabric.rto", "must be in 1us..=10s".into()));
+        }
+        let packet = self.packet.mss.0 + self.packet.header.0;
+        if pf.buffer.is_some_and(|b| b.0 < packet) {
+            return Err(err(
+                "pfabric.buffer",
+                format!("must hold at least one packet ({packet} B)"),
+            ));
+        }
         if !(0.5..=2.0).contains(&self.d2tcp.missed_d) {
             return Err(err("d2tcp.missed_d", "must be in [0.5, 2]".into()));
         }
@@ -1067,21 +1147,51 @@ impl Config {
         if let Some(l) = self.gpmp.limit {
             return l.0;
         }
+        self.topology
+            .host_rate()
+            .bytes_in(self.base_rtt())
+            .max(self.gpmp.slice.0)
+    }
+
+    /// The unloaded round trip of the topology's longest host-to-host path: the ideal FCT of
+    /// one full packet (`mss + header` bytes, store-and-forward) and its ACK (`header` bytes).
+    pub fn base_rtt(&self) -> SimTime {
         let path = self.topology.longest_path();
         let rev: Vec<_> = path.iter().rev().copied().collect();
         let mss = self.packet.mss.0 as u32;
-        let rtt = crate::metrics::ideal_fct(
+        crate::metrics::ideal_fct(
             mss as u64,
             mss,
             self.packet.header.0 as u32,
             &path,
             &rev,
             true,
-        );
-        self.topology
-            .host_rate()
-            .bytes_in(rtt)
-            .max(self.gpmp.slice.0)
+        )
+    }
+
+    /// pFabric's initial window in segments: `[pfabric] init_cwnd`, else one bandwidth-delay
+    /// product of the longest path in full packets, rounded up.
+    pub fn pfabric_init_cwnd(&self) -> f64 {
+        self.pfabric.init_cwnd.unwrap_or_else(|| {
+            let bdp = self.topology.host_rate().bytes_in(self.base_rtt());
+            bdp.div_ceil(self.packet.mss.0 + self.packet.header.0) as f64
+        })
+    }
+
+    /// pFabric's switch buffer per egress port: `[pfabric] buffer`, else two bandwidth-delay
+    /// products of the longest path at the host rate.
+    pub fn pfabric_buffer(&self) -> u64 {
+        self.pfabric.buffer.map_or_else(
+            || 2 * self.topology.host_rate().bytes_in(self.base_rtt()),
+            |b| b.0,
+        )
+    }
+
+    /// pFabric's fixed retransmission timeout: `[pfabric] rto`, else three base round trips.
+    pub fn pfabric_rto(&self) -> SimTime {
+        self.pfabric
+            .rto
+            .unwrap_or_else(|| SimTime(3 * self.base_rtt().0))
     }
 
     /// The size classes of `[metrics]`.
@@ -1117,6 +1227,12 @@ impl Config {
         let mut s = self.switch.clone();
         if scheme.transport == TransportKind::Rdma {
             s.queues = s.queues.max(3);
+        }
+        if scheme.transport.pfabric_rank().is_some() {
+            // pFabric's switch: serve and drop by rank, small static per-port buffers.
+            s.scheduler = crate::net::port::SchedulerConfig::Pfabric;
+            s.buffer.kind = crate::net::buffer::BufferKind::Static;
+            s.buffer.per_port = Bytes(self.pfabric_buffer());
         }
         if scheme.gpmp_switch {
             let mut min_rate = vec![BitRate(0); s.queues as usize];
@@ -1204,7 +1320,7 @@ impl Config {
     /// TCP parameters for a scheme.
     pub fn tcp_params(&self, scheme: &Scheme) -> TcpParams {
         let t = &self.tcp;
-        TcpParams {
+        let mut p = TcpParams {
             mss: self.packet.mss.0 as u32,
             header: self.packet.header.0 as u32,
             init_cwnd: t.init_cwnd,
@@ -1214,6 +1330,8 @@ impl Config {
             rto_init: t.rto_init.unwrap_or(t.rto_min),
             rto_backoff: t.rto_backoff,
             dupthresh: t.dupthresh,
+            max_cwnd: f64::INFINITY,
+            rank: scheme.transport.pfabric_rank(),
             ecn: scheme.ecn,
             cc: match scheme.transport {
                 TransportKind::Dctcp => CcKind::Dctcp {
@@ -1234,7 +1352,17 @@ impl Config {
                 },
                 _ => CcKind::Reno,
             },
+        };
+        if p.rank.is_some() {
+            // pFabric's end host: start at about line rate, no fast retransmit, a fixed short
+            // timeout, optional window cap.
+            p.init_cwnd = self.pfabric_init_cwnd();
+            p.max_cwnd = self.pfabric.max_cwnd.unwrap_or(f64::INFINITY);
+            let rto = self.pfabric_rto();
+            (p.rto_min, p.rto_max, p.rto_init, p.rto_backoff) = (rto, rto, rto, 1.0);
+            p.dupthresh = u32::MAX;
         }
+        p
     }
 }
 

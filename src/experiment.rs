@@ -154,6 +154,22 @@ pub struct RunTotals {
     pub mean_util_host_links: f64,
     pub mean_util_fabric_links: f64,
     pub max_util_fabric_links: f64,
+    /// ECN window reductions of TCP flows per traffic kind (zero without an ECN reaction).
+    pub reductions: Vec<ReductionStats>,
+}
+
+/// The ECN window reductions of one traffic kind's TCP flows.
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct ReductionStats {
+    pub tag: &'static str,
+    pub flows: u64,
+    pub reductions: u64,
+    /// Lower bounds (segments) of the window bins, and reductions per bin by the window
+    /// before the reduction.
+    pub window_bins: Vec<u32>,
+    pub by_window: Vec<u64>,
+    /// Reductions after which exponents 0.5 and 2 would have left the same whole window.
+    pub same_window_half_vs_two: u64,
 }
 
 /// The result of one run.
@@ -363,9 +379,12 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         .generate(n_hosts, cfg.topology.host_rate(), plan.seed, base)?;
     let topo = cfg.topology.build();
     let transport = match plan.scheme.transport {
-        TransportKind::Tcp | TransportKind::Dctcp | TransportKind::D2tcp | TransportKind::Pdtcp => {
-            TransportSpec::Tcp(cfg.tcp_params(&plan.scheme))
-        }
+        TransportKind::Tcp
+        | TransportKind::Dctcp
+        | TransportKind::D2tcp
+        | TransportKind::Pdtcp
+        | TransportKind::Pfabric
+        | TransportKind::PfabricEdf => TransportSpec::Tcp(cfg.tcp_params(&plan.scheme)),
         TransportKind::Udp => TransportSpec::Udp {
             rate: cfg.udp.rate,
             mss: cfg.packet.mss.0 as u32,
@@ -573,8 +592,28 @@ pub fn collect(
             ideal
         };
         let fct = f.finish.map(|t| t - f.start);
-        if let Proto::Tcp { rcv, .. } = &f.proto {
+        if let Proto::Tcp { rcv, snd } = &f.proto {
             totals.spurious_retx += rcv.duplicates;
+            let tag = f.tag.name();
+            let i = match totals.reductions.iter().position(|r| r.tag == tag) {
+                Some(i) => i,
+                None => {
+                    totals.reductions.push(ReductionStats {
+                        tag,
+                        window_bins: crate::transport::tcp::REDUCTION_BINS.to_vec(),
+                        by_window: vec![0; crate::transport::tcp::REDUCTION_BINS.len()],
+                        ..Default::default()
+                    });
+                    totals.reductions.len() - 1
+                }
+            };
+            let r = &mut totals.reductions[i];
+            r.flows += 1;
+            r.reductions += snd.ecn_reductions;
+            for (a, b) in r.by_window.iter_mut().zip(snd.reductions_by_window) {
+                *a += b as u64;
+            }
+            r.same_window_half_vs_two += snd.reductions_same_window as u64;
         }
         let (retx, to) = match &f.proto {
             Proto::Tcp { snd, .. } => (snd.retransmits, snd.timeouts),

@@ -5,7 +5,9 @@
 //! propagation as a FIFO of `(arrival time, packet)` with one pending event for its head
 //! (htsim's pipe); per-priority PFC pause (a paused queue is not served; a packet already being
 //! serialized finishes); schedulers strict priority, DWRR, and strict priority with a per-queue
-//! minimum-bandwidth guarantee (token bucket); ECN marking by instantaneous step threshold K
+//! minimum-bandwidth guarantee (token bucket), and pFabric's (strict priority between queues;
+//! within a queue, the earliest packet of the flow holding the smallest-rank packet, with
+//! priority dropping done by the switch, see `sim`); ECN marking by instantaneous step threshold K
 //! (DCTCP) or RED-style Kmin/Kmax/Pmax (DCQCN), applied at enqueue or at dequeue, on the
 //! occupancy of the packet's own queue, to ECN-capable data packets only.
 //!
@@ -134,6 +136,11 @@ pub enum SchedulerConfig {
         #[serde(default)]
         strict_top: u8,
     },
+    /// pFabric (Alizadeh et al., SIGCOMM 2013): strict priority between queues; within a
+    /// queue, the earliest packet of the flow that holds the packet of the smallest rank
+    /// (data packets carry their rank, control packets rank 0). Switches drop by rank when
+    /// the buffer is full.
+    Pfabric,
 }
 
 fn default_quantum() -> Bytes {
@@ -146,7 +153,7 @@ fn default_depth() -> Bytes {
 impl SchedulerConfig {
     pub fn validate(&self, nq: usize) -> Result<(), String> {
         match self {
-            SchedulerConfig::Strict => Ok(()),
+            SchedulerConfig::Strict | SchedulerConfig::Pfabric => Ok(()),
             SchedulerConfig::Dwrr { weights, quantum } => {
                 if weights.len() != nq {
                     return Err(format!(
@@ -190,6 +197,7 @@ impl SchedulerConfig {
 #[derive(Clone, Debug)]
 pub enum Scheduler {
     Strict,
+    Pfabric,
     Dwrr(Box<DwrrState>),
     StrictMinBw(Box<MinBwState>),
 }
@@ -220,6 +228,7 @@ impl Scheduler {
     pub fn new(cfg: &SchedulerConfig) -> Self {
         match cfg {
             SchedulerConfig::Strict => Scheduler::Strict,
+            SchedulerConfig::Pfabric => Scheduler::Pfabric,
             SchedulerConfig::Dwrr { weights, quantum } => {
                 let mut q = [0u64; MAX_QUEUES];
                 for (i, w) in weights.iter().enumerate() {
@@ -252,6 +261,13 @@ impl Scheduler {
             }
         }
     }
+}
+
+/// pFabric rank of a packet: data packets carry theirs in `aux` (set by the sender), control
+/// packets rank 0 (first).
+#[inline]
+pub fn pfabric_rank(pkt: &Packet) -> u64 {
+    if pkt.is_data() { pkt.aux } else { 0 }
 }
 
 /// Counters of one port.
@@ -404,12 +420,57 @@ impl Port {
             return None;
         }
         let q = self.select(now)?;
-        let pkt = self.queues[q]
-            .pop_front()
-            .expect("selected queue is non-empty");
+        let pkt = if matches!(self.sched, Scheduler::Pfabric) {
+            let i = self.pfabric_pick(q);
+            self.queues[q].remove(i)
+        } else {
+            self.queues[q].pop_front()
+        }
+        .expect("selected queue is non-empty");
         self.qbytes[q] -= pkt.size as u64;
         self.total_bytes -= pkt.size as u64;
         Some((q, pkt))
+    }
+
+    /// pFabric's choice in non-empty queue `q`: the earliest packet of the flow (and kind)
+    /// whose packet has the smallest rank (the earliest such packet on ties).
+    fn pfabric_pick(&self, q: usize) -> usize {
+        let queue = &self.queues[q];
+        let mut best = 0;
+        let mut best_rank = u64::MAX;
+        for (i, p) in queue.iter().enumerate() {
+            let r = pfabric_rank(p);
+            if r < best_rank {
+                best_rank = r;
+                best = i;
+            }
+        }
+        let (flow, kind) = (queue[best].flow, queue[best].kind);
+        queue
+            .iter()
+            .position(|p| p.flow == flow && p.kind == kind)
+            .unwrap_or(best)
+    }
+
+    /// pFabric's drop victim in queue `q` for an arriving packet of rank `rank`: the packet of
+    /// the largest rank (the latest one on ties), if that rank is larger than `rank`.
+    pub fn pfabric_victim(&self, q: usize, rank: u64) -> Option<usize> {
+        let mut worst: Option<(usize, u64)> = None;
+        for (i, p) in self.queues[q].iter().enumerate() {
+            let r = pfabric_rank(p);
+            if worst.is_none_or(|(_, w)| r >= w) {
+                worst = Some((i, r));
+            }
+        }
+        worst.filter(|&(_, w)| w > rank).map(|(i, _)| i)
+    }
+
+    /// Removes the packet at position `i` of queue `q` (pFabric's priority dropping).
+    pub fn remove_at(&mut self, q: usize, i: usize) -> Packet {
+        let pkt = self.queues[q].remove(i).expect("index within the queue");
+        self.qbytes[q] -= pkt.size as u64;
+        self.total_bytes -= pkt.size as u64;
+        pkt
     }
 
     fn select(&mut self, now: SimTime) -> Option<usize> {
@@ -418,8 +479,8 @@ impl Port {
         let queues = &self.queues;
         let elig = |i: usize| paused & (1 << i) == 0 && !queues[i].is_empty();
         match &mut self.sched {
-            Scheduler::Strict if nq == 1 => elig(0).then_some(0),
-            Scheduler::Strict => (0..nq).find(|&i| elig(i)),
+            Scheduler::Strict | Scheduler::Pfabric if nq == 1 => elig(0).then_some(0),
+            Scheduler::Strict | Scheduler::Pfabric => (0..nq).find(|&i| elig(i)),
             Scheduler::Dwrr(st) => {
                 let DwrrState {
                     quantum,
@@ -673,5 +734,52 @@ mod tests {
     fn ser_time_exact() {
         let p = port(1, SchedulerConfig::Strict);
         assert_eq!(p.ser_time(1500), SimTime(1_200_000));
+    }
+
+    #[test]
+    fn pfabric_serves_the_smallest_rank_flow_from_its_earliest_packet() {
+        let mut p = port(1, SchedulerConfig::Pfabric);
+        // (flow, rank): flow 1's later packet has the smallest rank, so flow 1's earliest
+        // packet goes first; an ACK (rank 0) beats every data packet.
+        let mk = |flow: u32, rank: u64| Packet {
+            flow: FlowId(flow),
+            aux: rank,
+            seq: rank,
+            ..pkt(100, 0)
+        };
+        for (f, r) in [(2, 50), (1, 90), (3, 40), (1, 30)] {
+            p.enqueue(0, mk(f, r));
+        }
+        let seq = |p: &mut Port| p.dequeue(SimTime::ZERO).unwrap().1.seq;
+        assert_eq!(seq(&mut p), 90);
+        assert_eq!(seq(&mut p), 30);
+        let mut ack = mk(9, 1000);
+        ack.kind = PktKind::Ack;
+        p.enqueue(0, ack);
+        assert_eq!(p.dequeue(SimTime::ZERO).unwrap().1.kind, PktKind::Ack);
+        assert_eq!(seq(&mut p), 40);
+        assert_eq!(seq(&mut p), 50);
+        assert!(p.dequeue(SimTime::ZERO).is_none());
+        assert_eq!(p.total_bytes, 0);
+    }
+
+    #[test]
+    fn pfabric_victim_is_the_largest_rank_above_the_arrival() {
+        let mut p = port(1, SchedulerConfig::Pfabric);
+        for (i, r) in [70u64, 20, 70, 10].into_iter().enumerate() {
+            p.enqueue(
+                0,
+                Packet {
+                    aux: r,
+                    seq: i as u64,
+                    ..pkt(100, 0)
+                },
+            );
+        }
+        // The latest of the two rank-70 packets; nothing for an arrival ranked 70 or more.
+        assert_eq!(p.pfabric_victim(0, 30), Some(2));
+        assert_eq!(p.pfabric_victim(0, 70), None);
+        assert_eq!(p.remove_at(0, 2).seq, 2);
+        assert_eq!((p.qbytes[0], p.total_bytes), (300, 300));
     }
 }

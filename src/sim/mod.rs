@@ -30,9 +30,9 @@ pub use rdma::{HostSched, Msg, RdmaHost, RdmaSpec, path_offset};
 use crate::engine::EventQueue;
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::net::packet::{Packet, PktKind, ecn, flags};
-use crate::net::port::MarkAt;
+use crate::net::port::{MarkAt, Scheduler, pfabric_rank};
 use crate::net::{BuildOpts, Network};
-use crate::transport::tcp::{FlowCtx, TcpParams, TcpReceiver, TcpSender};
+use crate::transport::tcp::{FlowCtx, RankKind, TcpParams, TcpReceiver, TcpSender};
 use crate::transport::{Flow, FlowStats, Proto};
 use crate::units::{BitRate, SimTime};
 use crate::workload::FlowSpec;
@@ -176,6 +176,8 @@ pub struct Sim {
     pub net: Network,
     /// Ready flows per host and priority.
     ready: Vec<Vec<VecDeque<FlowId>>>,
+    /// pFabric: host NICs send the ready flow of the smallest rank first.
+    nic_rank: Option<RankKind>,
     pub flows: Vec<Flow>,
     next_start: usize,
     pub transport: TransportSpec,
@@ -350,6 +352,10 @@ impl Sim {
         let ready = (0..net.n_hosts)
             .map(|_| (0..nq).map(|_| VecDeque::new()).collect())
             .collect();
+        let nic_rank = match &s.transport {
+            TransportSpec::Tcp(tp) => tp.rank,
+            _ => None,
+        };
         Ok(Sim {
             now: SimTime::ZERO,
             ev: EventQueue::new(),
@@ -377,6 +383,7 @@ impl Sim {
             primed: false,
             ended: None,
             in_pull: false,
+            nic_rank,
             pcap: None,
             observed: false,
             attrib: None,
@@ -819,30 +826,39 @@ impl Sim {
         pkt.in_port = inp;
         let prio = pkt.prio;
         let (il, ol) = (net.local[inp.idx()] as usize, net.local[out.idx()] as usize);
-        match switch.mmu.admit(il, ol, prio, pkt.size as u32) {
-            crate::net::buffer::Admit::Drop { lossless } => {
-                switch.drops[lossless as usize] += 1;
-                let port = &mut net.ports[out.idx()];
-                port.stats.drops += 1;
-                port.stats.drop_bytes += pkt.size as u64;
-                self.cons.dropped_pkts += 1;
-                self.cons.dropped_bytes += pkt.size as u64;
-                self.flows[pkt.flow.idx()].stats.drops += 1;
-                if pkt.is_data()
-                    && let Some(r) = &mut self.rdma
-                {
-                    r.msgs[pkt.aux as usize].drops += 1;
+        loop {
+            let switch = &mut self.net.switches[sw];
+            match switch.mmu.admit(il, ol, prio, pkt.size as u32) {
+                crate::net::buffer::Admit::Drop { lossless } => {
+                    // pFabric's priority dropping: make room by dropping the queued packet of
+                    // the largest rank, if it ranks below the arriving one.
+                    let port = &self.net.ports[out.idx()];
+                    let victim = if matches!(port.sched, Scheduler::Pfabric) {
+                        port.pfabric_victim(prio as usize, pfabric_rank(&pkt))
+                    } else {
+                        None
+                    };
+                    let Some(i) = victim else {
+                        self.count_drop(sw, out, &pkt, lossless);
+                        return;
+                    };
+                    let v = self.net.ports[out.idx()].remove_at(prio as usize, i);
+                    let vin = self.net.local[v.in_port.idx()] as usize;
+                    if self.net.switches[sw]
+                        .mmu
+                        .release(vin, ol, prio, v.size as u32)
+                    {
+                        self.net.switches[sw].pfc_sent += 1;
+                        self.send_pfc(v.in_port, prio, false);
+                    }
+                    self.count_drop(sw, out, &v, lossless);
                 }
-                if let Some(a) = &mut self.attrib {
-                    let unit = attrib_unit(self.rdma.is_some(), &pkt);
-                    a.lost(pkt.uid, unit, pkt.ts);
-                }
-                return;
-            }
-            crate::net::buffer::Admit::Accept { xoff } => {
-                if xoff {
-                    switch.pfc_sent += 1;
-                    self.send_pfc(inp, prio, true);
+                crate::net::buffer::Admit::Accept { xoff } => {
+                    if xoff {
+                        switch.pfc_sent += 1;
+                        self.send_pfc(inp, prio, true);
+                    }
+                    break;
                 }
             }
         }
@@ -882,6 +898,26 @@ impl Sim {
         self.kick(out);
     }
 
+    /// Counts packet `pkt` dropped at egress port `out` of switch `sw`.
+    fn count_drop(&mut self, sw: usize, out: PortId, pkt: &Packet, lossless: bool) {
+        self.net.switches[sw].drops[lossless as usize] += 1;
+        let port = &mut self.net.ports[out.idx()];
+        port.stats.drops += 1;
+        port.stats.drop_bytes += pkt.size as u64;
+        self.cons.dropped_pkts += 1;
+        self.cons.dropped_bytes += pkt.size as u64;
+        self.flows[pkt.flow.idx()].stats.drops += 1;
+        if pkt.is_data()
+            && let Some(r) = &mut self.rdma
+        {
+            r.msgs[pkt.aux as usize].drops += 1;
+        }
+        if let Some(a) = &mut self.attrib {
+            let unit = attrib_unit(self.rdma.is_some(), pkt);
+            a.lost(pkt.uid, unit, pkt.ts);
+        }
+    }
+
     /// The next packet host `h`'s NIC sends: control packets, then ready flows, by priority.
     fn host_pull(&mut self, h: usize, p: PortId) -> Option<Packet> {
         let nq = self.net.ports[p.idx()].nq();
@@ -894,9 +930,16 @@ impl Sim {
                 return Some(pkt);
             }
         }
-        // Then ready flows by NIC class, round robin one packet at a time within a class. A
-        // flow whose next packet's priority is paused by PFC waits (head-of-line in its flow).
+        // Then ready flows by NIC class, round robin one packet at a time within a class (pFabric:
+        // the flow of the smallest rank first). A flow whose next packet's priority is paused
+        // by PFC waits (head-of-line in its flow).
         for c in 0..nq {
+            if let Some(kind) = self.nic_rank {
+                if let Some(pkt) = self.pull_by_rank(h, p, c, kind) {
+                    return Some(pkt);
+                }
+                continue;
+            }
             for _ in 0..self.ready[h][c].len() {
                 let Some(f) = self.ready[h][c].pop_front() else {
                     break;
@@ -922,6 +965,42 @@ impl Sim {
             }
         }
         None
+    }
+
+    /// pFabric's NIC: the next packet of the ready flow of class `c` with the smallest rank
+    /// (the first in ready order on ties).
+    fn pull_by_rank(&mut self, h: usize, p: PortId, c: usize, kind: RankKind) -> Option<Packet> {
+        let paused = self.net.ports[p.idx()].paused;
+        loop {
+            let mut best: Option<(usize, u64)> = None;
+            for (i, &f) in self.ready[h][c].iter().enumerate() {
+                let fl = &self.flows[f.idx()];
+                if paused & (1 << fl.prio) != 0 {
+                    continue;
+                }
+                let acked = match &fl.proto {
+                    Proto::Tcp { snd, .. } => snd.snd_una,
+                    _ => 0,
+                };
+                let r = kind.rank(fl.size, acked, fl.deadline);
+                if best.is_none_or(|(_, b)| r < b) {
+                    best = Some((i, r));
+                }
+            }
+            let (i, _) = best?;
+            let f = self.ready[h][c]
+                .remove(i)
+                .expect("index within the ready list");
+            self.flows[f.idx()].in_ready = false;
+            if let Some(pkt) = self.emit(f) {
+                let fl = &mut self.flows[f.idx()];
+                if fl.can_send(self.now) {
+                    fl.in_ready = true;
+                    self.ready[h][c].push_back(f);
+                }
+                return Some(pkt);
+            }
+        }
     }
 
     /// Wire priority of flow `f`'s next packet.
@@ -962,6 +1041,9 @@ impl Sim {
         match (&mut fl.proto, &self.transport) {
             (Proto::Tcp { snd, .. }, TransportSpec::Tcp(tp)) => {
                 let seg = snd.next_segment(tp)?;
+                if let Some(r) = tp.rank {
+                    pkt.aux = r.rank(fl.size, snd.snd_una, fl.deadline);
+                }
                 pkt.seq = seg.seq;
                 pkt.payload = seg.len as u16;
                 pkt.size = (seg.len + tp.header) as u16;

@@ -29,7 +29,14 @@
 //!   `now ≥ T_dl` or `RD > C_host` the flow drops to `p = 0.5` for good. Alternatives: D2TCP's
 //!   `Tc/D`, or `RD/C_host`; a fixed `p` for the analysis check.
 //!
-//! Not modelled: delayed ACKs, receive-window limits, Nagle, timestamps on the wire, SACK
+//! * pFabric's end host (Alizadeh et al., SIGCOMM 2013, from the published description): the
+//!   same sender with an initial window of about one bandwidth-delay product ("start at line
+//!   rate"), no fast retransmit (losses are found by a fixed, short timeout), TCP's window
+//!   growth, an optional window cap, and every data packet stamped with a rank
+//!   ([`RankKind`]) that pFabric switches schedule and drop by (`net::port`).
+//!
+//! Not modelled: pFabric's probe mode after repeated timeouts (a flow keeps retransmitting
+//! one segment per timeout instead), delayed ACKs, receive-window limits, Nagle, timestamps on the wire, SACK
 //! reneging, lost-retransmission detection other than by timeout, limited transmit.
 
 use crate::units::SimTime;
@@ -47,6 +54,35 @@ pub enum ExponentPolicy {
     TcOverD,
     /// `RD/C_host`: urgency relative to the host line rate.
     RdOverChost,
+}
+
+/// What a pFabric packet's rank (priority number, smaller first) is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankKind {
+    /// The flow's remaining size: bytes not yet acknowledged when the packet is sent
+    /// (shortest remaining processing time first).
+    RemainingSize,
+    /// The flow's absolute deadline in picoseconds (earliest deadline first); flows without a
+    /// deadline rank after every flow with one, among themselves by remaining size.
+    Deadline,
+}
+
+/// Rank of flows without a deadline under [`RankKind::Deadline`]: above every deadline (2^62
+/// ps is 53 days) and ordered by remaining size.
+const NO_DEADLINE_RANK: u64 = 1 << 62;
+
+impl RankKind {
+    /// The rank of a packet of a flow of `size` bytes with `acked` bytes acknowledged.
+    #[inline]
+    pub fn rank(self, size: u64, acked: u64, deadline: Option<SimTime>) -> u64 {
+        let remaining = size - acked.min(size);
+        match (self, deadline) {
+            (RankKind::Deadline, Some(d)) => d.0.min(NO_DEADLINE_RANK - 1),
+            (RankKind::Deadline, None) => NO_DEADLINE_RANK + remaining,
+            (RankKind::RemainingSize, _) => remaining,
+        }
+    }
 }
 
 /// Congestion-control algorithm of a TCP flow.
@@ -113,6 +149,10 @@ pub struct TcpParams {
     /// Data packets are sent ECN-capable (ECT).
     pub ecn: bool,
     pub cc: CcKind,
+    /// Largest window in segments (`f64::INFINITY`: none).
+    pub max_cwnd: f64,
+    /// pFabric: the rank stamped on data packets (None: not a pFabric flow).
+    pub rank: Option<RankKind>,
 }
 
 /// Per-segment scoreboard flags.
@@ -369,7 +409,15 @@ pub struct TcpSender {
     pub timeouts: u64,
     pub fast_recoveries: u64,
     pub ecn_reductions: u64,
+    /// ECN reductions by the window before them, in segments (bins [`REDUCTION_BINS`]).
+    pub reductions_by_window: [u32; REDUCTION_BINS.len()],
+    /// ECN reductions after which the exponents 0.5 and 2 would have left the same whole
+    /// window (`floor(W·(1 − alpha^e/2))`): how much room the priority exponent has.
+    pub reductions_same_window: u32,
 }
+
+/// Lower bounds (segments) of the bins of [`TcpSender::reductions_by_window`].
+pub const REDUCTION_BINS: [u32; 7] = [0, 2, 3, 4, 5, 8, 16];
 
 impl TcpSender {
     pub fn new(size: u64, p: &TcpParams) -> Self {
@@ -377,7 +425,7 @@ impl TcpSender {
             size,
             snd_una: 0,
             snd_nxt: 0,
-            cwnd: p.init_cwnd,
+            cwnd: p.init_cwnd.min(p.max_cwnd),
             ssthresh: f64::INFINITY,
             dupacks: 0,
             recovery: Recovery::None,
@@ -399,6 +447,8 @@ impl TcpSender {
             timeouts: 0,
             fast_recoveries: 0,
             ecn_reductions: 0,
+            reductions_by_window: [0; REDUCTION_BINS.len()],
+            reductions_same_window: 0,
         }
     }
 
@@ -633,6 +683,17 @@ impl TcpSender {
             } else {
                 self.alpha.powf(self.exponent)
             };
+            let before = self.cwnd;
+            let bin = REDUCTION_BINS.partition_point(|&b| b as f64 <= before.floor()) - 1;
+            self.reductions_by_window[bin] += 1;
+            let whole = |e: f64| {
+                (before * (1.0 - self.alpha.powf(e) / 2.0))
+                    .max(p.min_cwnd)
+                    .floor()
+            };
+            if whole(0.5) == whole(2.0) {
+                self.reductions_same_window += 1;
+            }
             self.cwnd = (self.cwnd * (1.0 - penalty / 2.0)).max(p.min_cwnd);
             self.ssthresh = self.cwnd.max(p.min_cwnd);
             self.cwr_end = self.snd_nxt;
@@ -648,6 +709,7 @@ impl TcpSender {
             } else {
                 self.cwnd += segs / self.cwnd;
             }
+            self.cwnd = self.cwnd.min(p.max_cwnd);
         }
         res.done = self.snd_una >= self.size;
         res
@@ -779,6 +841,8 @@ mod tests {
             dupthresh: 3,
             ecn: true,
             cc,
+            max_cwnd: f64::INFINITY,
+            rank: None,
         }
     }
 

@@ -10,5 +10,6 @@ mod determinism;
 mod experiments;
 mod fabric;
 mod pcap;
+mod pfabric;
 mod rdma;
 mod timeseries;
