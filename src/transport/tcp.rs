@@ -21,7 +21,9 @@
 //! * D2TCP (Vamanan et al. 2012; PDTCP spec §1.4) and PDTCP (spec §1.3, reconstructed): DCTCP's
 //!   alpha with the penalty `P = alpha^e` in place of alpha, `cwnd ← cwnd·(1 − P/2)`. The
 //!   exponent `e` is recomputed with alpha, once per window, and holds until the next window;
-//!   it is 1 before the first window and for flows without a deadline (pure DCTCP).
+//!   it is 1 until the first ACK (the first window boundary is at sequence 0, as in ns-2's
+//!   DCTCP, so the first ACK already updates alpha and the exponent) and for flows without a
+//!   deadline (pure DCTCP).
 //!   D2TCP: `e = d = clip(Tc/D, 0.5, 2)` with `Tc = B·RTT/(0.75·W)` (B bytes left, W the window
 //!   in bytes, RTT the smoothed RTT) and `D` the time left; after a missed deadline
 //!   `e = missed_d`. PDTCP: `e = p = clip(RD/RA, 0.5, 2)` with `RD = B_rem/(T_dl − now)` the rate
@@ -1192,5 +1194,37 @@ mod tests {
         let mut nd = ctx_at(0, 0);
         nd.deadline = None;
         assert_eq!(s.next_exponent(&p, &nd), 1.0);
+    }
+
+    #[test]
+    fn pdtcp_exponent_applies_from_the_first_ack() {
+        // DCTCP's window boundary starts at 0 (as in ns-2), so alpha and p are first updated
+        // by the first ACK, and then once per window of data.
+        let p = pdtcp(ExponentPolicy::RdOverRa);
+        let mut s = TcpSender::new(100_000, &p);
+        s.cwnd = 4.0;
+        let segs = drain(&mut s, &p);
+        assert_eq!(s.exponent, 1.0);
+        // First ACK at 100 us of a 1 ms deadline: RA = 1000 B / 100 us, RD = 99 000 B / 900 us,
+        // RD/RA = 11, clipped to 2.
+        let ack = |s: &mut TcpSender, seg: &Segment, now_us| {
+            s.on_ack(
+                seg.seq + seg.len as u64,
+                None,
+                false,
+                SimTime::from_us(10),
+                &p,
+                &ctx_at(now_us, 1_000),
+            )
+        };
+        ack(&mut s, &segs[0], 100);
+        assert_eq!(s.exponent, 2.0);
+        // Within the same window (up to the 4 000 B sent) it holds: at 950 us the flow could
+        // no longer make its deadline at line rate, but the flip waits for the next window.
+        ack(&mut s, &segs[1], 950);
+        assert_eq!((s.exponent, s.flipped_at), (2.0, None));
+        ack(&mut s, &segs[3], 951);
+        assert_eq!(s.exponent, 0.5);
+        assert!(s.flipped_at.is_some());
     }
 }
