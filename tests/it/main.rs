@@ -7,6 +7,7 @@ mod cli;
 mod common;
 mod dctcp;
 mod determinism;
+mod docs;
 mod experiments;
 mod fabric;
 mod pcap;

@@ -1,0 +1,274 @@
+//! Every config snippet in the documentation is a tested artefact: the README and every
+//! Markdown file under `docs/` are scanned, and each snippet must pass `dcsim validate`'s
+//! checks (parse, then validate):
+//!
+//! * fenced ```` ```toml ```` blocks, as whole experiment files;
+//! * inline code of the form `` `[section] key = value` `` (unless it elides with `...`);
+//! * the rows of the configuration tables: a row's default (when written as a value) and each
+//!   allowed value it enumerates (`` `a`, `b`, `c` ``) under its key, the key's section taken
+//!   from a dotted key, else from the table's heading (`` ### `[switch]` ``) or lead-in line
+//!   (`` `[switch.buffer]`: ``).
+
+use dcsim::config::Config;
+use std::path::{Path, PathBuf};
+
+fn markdown_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut v = vec![PathBuf::from("README.md")];
+    walk(Path::new("docs"), &mut v);
+    v
+}
+
+/// A snippet and where it came from.
+struct Snippet {
+    file: String,
+    line: usize,
+    toml: String,
+}
+
+fn check(s: &Snippet, base: &Path) -> Result<(), String> {
+    let c = Config::parse(&s.toml, &s.file).map_err(|e| e.to_string())?;
+    c.validate(&s.file, base).map_err(|e| e.to_string())
+}
+
+/// The backticked spans of a table cell.
+fn spans(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+/// `[a.b] key = value` with the section.
+fn with_section(section: Option<&str>, key: &str, value: &str) -> String {
+    match section {
+        Some(s) => format!("[{s}]\n{key} = {value}\n"),
+        None => format!("{key} = {value}\n"),
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Config sections named in headings and lead-ins: `[x]`, `[x.y]`.
+fn section_names(text: &str) -> Vec<&str> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|s| s.strip_prefix('[')?.strip_suffix(']'))
+        .filter(|s| !s.starts_with('['))
+        .collect()
+}
+
+fn snippets(file: &Path) -> Vec<Snippet> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let name = file.display().to_string();
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    // Fenced TOML blocks.
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim_start() == "```toml" {
+            let start = i + 1;
+            let mut j = start;
+            while j < lines.len() && lines[j].trim_start() != "```" {
+                j += 1;
+            }
+            out.push(Snippet {
+                file: name.clone(),
+                line: start,
+                toml: lines[start..j].join("\n"),
+            });
+            i = j;
+        }
+        i += 1;
+    }
+    // Inline `[section] key = value` spans (a span may wrap onto the next line).
+    let mut in_fence = false;
+    let mut prose = String::new();
+    let mut line_of = Vec::new();
+    for (n, l) in lines.iter().enumerate() {
+        if l.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            prose.push('\n');
+            line_of.push(n + 1);
+            continue;
+        }
+        if !in_fence {
+            for _ in 0..l.len() + 1 {
+                line_of.push(n + 1);
+            }
+            prose.push_str(l);
+            prose.push('\n');
+        }
+    }
+    let mut pos = 0;
+    for (k, part) in prose.split('`').enumerate() {
+        let at = pos;
+        pos += part.len() + 1;
+        if k % 2 == 0 {
+            continue;
+        }
+        let span = part.replace('\n', " ");
+        let Some(rest) = span.strip_prefix('[') else {
+            continue;
+        };
+        let Some((section, assign)) = rest.split_once("] ") else {
+            continue;
+        };
+        if !assign.contains('=')
+            || span.contains("...")
+            || span.contains('…')
+            || !section
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_' || c == '.')
+        {
+            continue;
+        }
+        out.push(Snippet {
+            file: name.clone(),
+            line: line_of.get(at).copied().unwrap_or(0),
+            toml: format!("[{section}]\n{}\n", assign.trim()),
+        });
+    }
+    // Configuration tables.
+    let mut ctx: Option<String> = None;
+    for (n, l) in lines.iter().enumerate() {
+        if l.starts_with('#') {
+            let s = section_names(l);
+            ctx = (s.len() == 1).then(|| s[0].to_string());
+            continue;
+        }
+        if let Some(s) = l.strip_prefix('`')
+            && let Some((sec, _)) = s.split_once("]`:")
+            && let Some(sec) = sec.strip_prefix('[')
+        {
+            ctx = Some(sec.to_string());
+            continue;
+        }
+        if !l.starts_with("| `") {
+            continue;
+        }
+        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+        if cells.len() < 4 {
+            continue;
+        }
+        let keys = spans(cells[1]);
+        let defaults = spans(cells[2]);
+        // A row's section: a dotted key names its own; else the table's context.
+        let place = |key: &str| -> Option<(Option<String>, String)> {
+            if let Some((sec, k)) = key.rsplit_once('.')
+                && sec.split('.').chain([k]).all(is_ident)
+            {
+                return Some((Some(sec.to_string()), k.to_string()));
+            }
+            if !is_ident(key) {
+                return None;
+            }
+            Some((ctx.clone(), key.to_string()))
+        };
+        let mut push = |key: &str, value: &str| {
+            if let Some((sec, k)) = place(key) {
+                out.push(Snippet {
+                    file: name.clone(),
+                    line: n + 1,
+                    toml: with_section(sec.as_deref(), &k, value),
+                });
+            }
+        };
+        // Defaults written as values: one per key.
+        let literal = cells[2]
+            .split(", ")
+            .all(|c| c.starts_with('`') && c.ends_with('`'));
+        if literal && defaults.len() == keys.len() {
+            for (k, v) in keys.iter().zip(&defaults) {
+                push(k, v);
+            }
+        }
+        // Enumerated allowed values: `a`, `b`, `c`.
+        let allowed = spans(cells[3]);
+        let only_list = cells[3]
+            .split(", ")
+            .all(|c| c.starts_with('`') && c.ends_with('`') && is_ident(&c[1..c.len() - 1]));
+        if keys.len() == 1 && allowed.len() >= 2 && only_list {
+            for v in allowed {
+                push(keys[0], &format!("\"{v}\""));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_config_snippet_in_the_docs_validates() {
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for f in markdown_files() {
+        let base = f.parent().unwrap_or(Path::new(".")).to_path_buf();
+        for s in snippets(&f) {
+            count += 1;
+            if let Err(e) = check(&s, &base) {
+                failures.push(format!("{}:{}: {e}\n{}", s.file, s.line, s.toml));
+            }
+        }
+    }
+    assert!(
+        count > 50,
+        "only {count} snippets found: is the scanner broken?"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_snippet_scanner_finds_each_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("x.md");
+    std::fs::write(
+        &md,
+        "### `[tcp]`, `[dctcp]`\n\n| key | default | range | meaning |\n|---|---|---|---|\n\
+         | `tcp.rto_min` | `\"1ms\"` | | |\n| `pdtcp.policy` | `\"rd_over_ra\"` | `rd_over_ra`, `bogus` | |\n\n\
+         ### `[switch]`\n\n`[switch.buffer]`:\n\n| key | default | range | meaning |\n|---|---|---|---|\n\
+         | `kind` | `\"static\"` | `static`, `shared` | |\n\n\
+         Set `[pdtcp] policy =\n\"tc_over_d\"` or `[sweep] axes = [...]`.\n\n\
+         ```toml\nseeds = 0\n```\n",
+    )
+    .unwrap();
+    let s = snippets(&md);
+    let texts: Vec<&str> = s.iter().map(|s| s.toml.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "seeds = 0",
+            "[pdtcp]\npolicy = \"tc_over_d\"\n",
+            "[tcp]\nrto_min = \"1ms\"\n",
+            "[pdtcp]\npolicy = \"rd_over_ra\"\n",
+            "[pdtcp]\npolicy = \"rd_over_ra\"\n",
+            "[pdtcp]\npolicy = \"bogus\"\n",
+            "[switch.buffer]\nkind = \"static\"\n",
+            "[switch.buffer]\nkind = \"static\"\n",
+            "[switch.buffer]\nkind = \"shared\"\n",
+        ]
+    );
+    // The bad ones fail: seeds = 0, and the unknown policy.
+    let bad: Vec<usize> = s
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| check(x, dir.path()).is_err())
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(bad, [0, 5]);
+    assert_eq!(s[1].line, 16);
+}
