@@ -38,7 +38,8 @@ fn run_reduced(path: &str) -> (tempfile::TempDir, Vec<dcsim::experiment::RunResu
     let mut c = reduced(path);
     let tmp = tempfile::tempdir().unwrap();
     c.output_dir = tmp.path().to_path_buf();
-    let results = dcsim::cli::run_all(&c, path, Path::new("."), Some(2), true)
+    let base = Config::base_dir(Path::new(path));
+    let results = dcsim::cli::run_all(&c, path, &base, Some(2), true)
         .unwrap_or_else(|e| panic!("{path}: {e:#}"));
     for r in &results {
         crate::common::assert_conserved(r);
@@ -273,5 +274,28 @@ fn pdtcp_response_size_reduced() {
     for r in &rs {
         let q = r.classes.iter().find(|k| k.class == "tag:query").unwrap();
         assert!(q.deadline_flows > 0, "{}", r.plan.id);
+    }
+}
+
+#[test]
+fn pdtcp_pa_k8_reduced() {
+    let (_t, rs, c) = run_reduced("experiments/pdtcp/pa_k8.toml");
+    assert_eq!(rs.len(), c.schemes.len() * 2);
+    for r in &rs {
+        assert!(r.plan.id.contains("fan_in="), "{}", r.plan.id);
+        let q = r.classes.iter().find(|k| k.class == "tag:query").unwrap();
+        assert_eq!(q.flows, q.finished, "{}", r.plan.id);
+    }
+}
+
+#[test]
+fn gpmp_workload_reduced() {
+    let (_t, rs, c) = run_reduced("experiments/gpmp/workload.toml");
+    // Every scheme on both size distributions, and the <30KB class next to <50KB.
+    assert_eq!(rs.len(), c.schemes.len() * 2);
+    for r in &rs {
+        assert_eq!(r.totals.finished, r.totals.flows, "{}", r.plan.id);
+        let n = |name: &str| r.classes.iter().find(|k| k.class == name).unwrap().flows;
+        assert!(n("<30KB") <= n("<50KB"), "{}", r.plan.id);
     }
 }
