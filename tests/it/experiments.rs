@@ -299,3 +299,21 @@ fn gpmp_workload_reduced() {
         assert!(n("<30KB") <= n("<50KB"), "{}", r.plan.id);
     }
 }
+
+#[test]
+fn pdtcp_pa_mechanism_reduced() {
+    let (_t, rs, _) = run_reduced("experiments/pdtcp/pa_mechanism.toml");
+    // p = 0.5 and 2 by 150 KB and 4 MB buffers; the ECN reductions of the responses are
+    // counted by window size.
+    assert_eq!(rs.len(), 4);
+    for r in &rs {
+        let red = r
+            .totals
+            .reductions
+            .iter()
+            .find(|x| x.tag == "query")
+            .unwrap();
+        assert_eq!(red.by_window.iter().sum::<u64>(), red.reductions);
+        assert!(red.same_window_half_vs_two <= red.reductions);
+    }
+}
