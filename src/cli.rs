@@ -341,43 +341,42 @@ fn write_summary_to(plans: &[experiment::RunPlan], exp_dir: &Path, name: &str) -
     // Runs written by different dcsim versions may have different columns: the experiment
     // summary takes the union (in first-seen order) and leaves a run's missing columns empty.
     let mut columns: Vec<String> = Vec::new();
-    let mut runs: Vec<(Vec<usize>, Vec<String>)> = Vec::new();
+    let mut runs: Vec<(Vec<usize>, Vec<csv::StringRecord>)> = Vec::new();
     for p in plans {
         let f = exp_dir.join(&p.id).join("summary.csv");
         let Ok(text) = std::fs::read_to_string(&f) else {
             continue;
         };
-        let mut lines = text.lines();
-        let header = lines.next().unwrap_or_default();
+        let (header, records) =
+            report::read_csv(&text).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
         let map: Vec<usize> = header
-            .split(',')
+            .iter()
             .map(|c| match columns.iter().position(|x| x == c) {
                 Some(i) => i,
                 None => {
-                    columns.push(c.to_string());
+                    columns.push(c.clone());
                     columns.len() - 1
                 }
             })
             .collect();
-        runs.push((map, lines.map(String::from).collect()));
+        runs.push((map, records));
     }
     let mut out = String::new();
     if !columns.is_empty() {
-        out.push_str(&columns.join(","));
-        out.push('\n');
-    }
-    let mut row = vec![""; columns.len()];
-    for (map, lines) in &runs {
-        for l in lines {
-            row.iter_mut().for_each(|c| *c = "");
-            for (k, v) in l.split(',').enumerate() {
-                if let Some(&i) = map.get(k) {
-                    row[i] = v;
+        let mut t = report::CsvTable::new(&columns);
+        let mut row = vec![""; columns.len()];
+        for (map, records) in &runs {
+            for rec in records {
+                row.iter_mut().for_each(|c| *c = "");
+                for (k, v) in rec.iter().enumerate() {
+                    if let Some(&i) = map.get(k) {
+                        row[i] = v;
+                    }
                 }
+                t.row(&row);
             }
-            out.push_str(&row.join(","));
-            out.push('\n');
         }
+        out = t.finish();
     }
     report::write_atomic(&exp_dir.join(name), out.as_bytes())
 }

@@ -183,8 +183,8 @@ impl Row {
 /// Reads an experiment `summary.csv`; `axes` are the experiment's sweep keys (the CSV names
 /// them by their last segment).
 pub fn read_summary(text: &str, axes: &[String]) -> Result<Vec<Row>, String> {
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().ok_or("empty summary")?.split(',').collect();
+    let (header, records) =
+        crate::report::read_csv(text).map_err(|e| format!("summary.csv: {e}"))?;
     let col = |n: &str| header.iter().position(|h| *h == n);
     let (Some(ci_run), Some(ci_scheme), Some(ci_seed), Some(ci_class)) =
         (col("run"), col("scheme"), col("seed"), col("class"))
@@ -193,49 +193,40 @@ pub fn read_summary(text: &str, axes: &[String]) -> Result<Vec<Row>, String> {
     };
     let axis_cols: Vec<(usize, String)> = (ci_seed + 1..ci_class)
         .map(|i| {
-            let name = header[i];
+            let name = &header[i];
             let key = axes
                 .iter()
-                .find(|k| k.rsplit('.').next() == Some(name))
+                .find(|k| crate::sweep::axis_column(k) == *name)
                 .cloned()
                 .unwrap_or_else(|| name.to_string());
             (i, key)
         })
         .collect();
-    let mut rows = Vec::new();
-    for (n, line) in lines.enumerate() {
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != header.len() {
-            return Err(format!(
-                "summary.csv line {}: {} fields, expected {}",
-                n + 2,
-                f.len(),
-                header.len()
-            ));
+    let parse_value = |t: &str| -> toml::Value {
+        if let Ok(i) = t.parse::<i64>() {
+            toml::Value::Integer(i)
+        } else if let Ok(x) = t.parse::<f64>() {
+            toml::Value::Float(x)
+        } else if let Ok(b) = t.parse::<bool>() {
+            toml::Value::Boolean(b)
+        } else {
+            toml::Value::String(t.to_string())
         }
-        let parse_value = |t: &str| -> toml::Value {
-            if let Ok(i) = t.parse::<i64>() {
-                toml::Value::Integer(i)
-            } else if let Ok(x) = t.parse::<f64>() {
-                toml::Value::Float(x)
-            } else if let Ok(b) = t.parse::<bool>() {
-                toml::Value::Boolean(b)
-            } else {
-                toml::Value::String(t.to_string())
-            }
-        };
+    };
+    let mut rows = Vec::new();
+    for f in &records {
         let values = header
             .iter()
             .enumerate()
             .skip(ci_class + 1)
-            .map(|(i, h)| (h.to_string(), f[i].parse::<f64>().unwrap_or(f64::NAN)))
+            .map(|(i, h)| (h.clone(), f[i].parse::<f64>().unwrap_or(f64::NAN)))
             .collect();
         rows.push(Row {
             run: f[ci_run].to_string(),
             scheme: f[ci_scheme].to_string(),
             axes: axis_cols
                 .iter()
-                .map(|(i, k)| (k.clone(), parse_value(f[*i])))
+                .map(|(i, k)| (k.clone(), parse_value(&f[*i])))
                 .collect(),
             class: f[ci_class].to_string(),
             values,
@@ -559,8 +550,7 @@ pub struct FlowPoint {
 /// Reads the finished flows of `class` ("all", a size class, `tag:<tag>` or
 /// `deadline:<mean>`) from a run's `fct.csv`.
 pub fn read_flows(text: &str, class: &str) -> Result<Vec<FlowPoint>, String> {
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().ok_or("empty fct.csv")?.split(',').collect();
+    let (header, records) = crate::report::read_csv(text).map_err(|e| format!("fct.csv: {e}"))?;
     let col = |n: &str| {
         header
             .iter()
@@ -583,17 +573,9 @@ pub fn read_flows(text: &str, class: &str) -> Result<Vec<FlowPoint>, String> {
         Some((col("size_class")?, class))
     };
     let mut out = Vec::new();
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
+    for f in &records {
         if let Some((c, v)) = filter
-            && f.get(c) != Some(&v)
-        {
-            continue;
-        }
-        if let Some(b) = below
-            && f.get(ci_size)
-                .and_then(|x| x.parse::<u64>().ok())
-                .is_none_or(|x| x >= b)
+            && f.get(c) != Some(v)
         {
             continue;
         }
@@ -604,6 +586,9 @@ pub fn read_flows(text: &str, class: &str) -> Result<Vec<FlowPoint>, String> {
         ) else {
             continue; // unfinished
         };
+        if below.is_some_and(|b| size >= b) {
+            continue;
+        }
         out.push(FlowPoint {
             size,
             fct_us: fct / 1e6,
@@ -741,15 +726,17 @@ pub fn rows_at<'a>(
 /// A run's queue series from its `ts_queues.csv`: (time in us, KB) steps of port `port` (or
 /// the port with the highest sample), priorities summed; and the port chosen.
 pub fn queue_series(text: &str, port: Option<u32>) -> Result<(u32, Vec<Point>), String> {
-    let mut lines = text.lines();
-    let head = lines.next().ok_or("empty ts_queues.csv")?;
-    if head != "time_ps,port,node,prio,queue_bytes,paused" {
-        return Err(format!("unexpected ts_queues.csv header `{head}`"));
+    let (header, records) =
+        crate::report::read_csv(text).map_err(|e| format!("ts_queues.csv: {e}"))?;
+    if header.join(",") != "time_ps,port,node,prio,queue_bytes,paused" {
+        return Err(format!(
+            "unexpected ts_queues.csv header `{}`",
+            header.join(",")
+        ));
     }
     // (time, port, prio, bytes), in file order (time order).
     let mut rows: Vec<(u64, u32, u32, u64)> = Vec::new();
-    for l in lines {
-        let f: Vec<&str> = l.split(',').collect();
+    for f in &records {
         let p = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
         if let (Some(t), Some(pt), Some(q), Some(b)) = (p(0), p(1), p(3), p(4)) {
             rows.push((t, pt as u32, q as u32, b));

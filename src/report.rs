@@ -32,68 +32,129 @@ fn num(x: f64) -> String {
     }
 }
 
+/// A CSV table written through the `csv` crate: a field holding a comma, quote or line break
+/// is quoted, so user text (sweep values, names) never shifts a column.
+pub struct CsvTable {
+    w: csv::Writer<Vec<u8>>,
+}
+
+impl CsvTable {
+    /// A table with this header row.
+    pub fn new<I, S>(header: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<[u8]>,
+    {
+        let mut t = CsvTable {
+            w: csv::WriterBuilder::new()
+                .terminator(csv::Terminator::Any(b'\n'))
+                .from_writer(Vec::new()),
+        };
+        t.row(header);
+        t
+    }
+
+    /// Appends one row.
+    pub fn row<I, S>(&mut self, fields: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<[u8]>,
+    {
+        self.w
+            .write_record(fields)
+            .expect("writing CSV into memory cannot fail");
+    }
+
+    /// The table's text.
+    pub fn finish(self) -> String {
+        let bytes = self
+            .w
+            .into_inner()
+            .expect("writing CSV into memory cannot fail");
+        String::from_utf8(bytes).expect("CSV fields are UTF-8")
+    }
+}
+
+/// Reads CSV text through the `csv` crate: the header and the records (every record must
+/// have the header's number of fields; errors name the line).
+pub fn read_csv(text: &str) -> Result<(Vec<String>, Vec<csv::StringRecord>), String> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let header: Vec<String> = r
+        .headers()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(String::from)
+        .collect();
+    if header.is_empty() || header.iter().all(|h| h.is_empty()) {
+        return Err("empty file (no header row)".into());
+    }
+    let mut rows = Vec::new();
+    for rec in r.records() {
+        rows.push(rec.map_err(|e| match e.position() {
+            Some(p) => format!("line {}: {e}", p.line()),
+            None => e.to_string(),
+        })?);
+    }
+    Ok((header, rows))
+}
+
+/// The delay-attribution cells of a row: the components, or empty cells.
+fn attribution_cells<T: std::fmt::Display>(v: Option<impl Iterator<Item = T>>) -> Vec<String> {
+    match v {
+        Some(it) => it.map(|x| x.to_string()).collect(),
+        None => vec![String::new(); crate::sim::attrib::Attribution::NAMES.len()],
+    }
+}
+
 /// `fct.csv` contents.
 pub fn fct_csv(r: &RunResult) -> String {
-    let mut s = String::with_capacity(r.records.len() * 100);
-    s.push_str(FCT_COLUMNS);
-    s.push('\n');
+    let mut t = CsvTable::new(FCT_COLUMNS.split(','));
     for f in &r.records {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            f.flow_id,
-            f.src,
-            f.dst,
-            f.size_bytes,
-            f.start_ps,
+        let mut row = vec![
+            f.flow_id.to_string(),
+            f.src.to_string(),
+            f.dst.to_string(),
+            f.size_bytes.to_string(),
+            f.start_ps.to_string(),
             opt(f.finish_ps),
             opt(f.rcv_finish_ps),
             opt(f.fct_ps),
-            f.ideal_fct_ps,
+            f.ideal_fct_ps.to_string(),
             f.slowdown.map(num).unwrap_or_default(),
-            f.size_class,
-            f.retransmits,
-            f.timeouts,
-            f.ecn_marks,
-            f.drops,
+            f.size_class.clone(),
+            f.retransmits.to_string(),
+            f.timeouts.to_string(),
+            f.ecn_marks.to_string(),
+            f.drops.to_string(),
             opt(f.deadline_ps),
             opt(f.deadline_met.map(|m| m as u8)),
-            f.tag,
-            f.deadline_class.as_deref().unwrap_or(""),
-            f.ideal_group_fct_ps,
+            f.tag.to_string(),
+            f.deadline_class.clone().unwrap_or_default(),
+            f.ideal_group_fct_ps.to_string(),
             f.slowdown_group.map(num).unwrap_or_default(),
-            match &f.attribution {
-                Some(a) => a
-                    .values()
-                    .iter()
-                    .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                None => ",".repeat(crate::sim::attrib::Attribution::NAMES.len() - 1),
-            },
-        );
+        ];
+        row.extend(attribution_cells(
+            f.attribution.map(|a| a.values().into_iter()),
+        ));
+        t.row(row);
     }
-    s
+    t.finish()
 }
 
-fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
-    let t = &r.totals;
-    let axes: String = r
-        .plan
-        .axes
-        .iter()
-        .map(|(_, v)| format!("{},", crate::sweep::value_text(v)))
-        .collect();
-    let _ = writeln!(
-        s,
-        "{},{},{},{}{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-        r.plan.id,
-        r.plan.scheme.name,
-        r.plan.seed,
-        axes,
-        c.class,
-        c.flows,
-        c.finished,
+fn summary_row(t: &mut CsvTable, r: &RunResult, c: &ClassSummary) {
+    let tot = &r.totals;
+    let mut row = vec![
+        r.plan.id.clone(),
+        r.plan.scheme.name.clone(),
+        r.plan.seed.to_string(),
+    ];
+    row.extend(r.plan.axes.iter().map(|(_, v)| crate::sweep::value_text(v)));
+    row.extend([
+        c.class.clone(),
+        c.flows.to_string(),
+        c.finished.to_string(),
         num(c.avg_fct_us),
         num(c.p50_fct_us),
         num(c.p99_fct_us),
@@ -102,34 +163,29 @@ fn summary_row(s: &mut String, r: &RunResult, c: &ClassSummary) {
         num(c.p50_slowdown),
         num(c.p99_slowdown),
         num(c.p999_slowdown),
-        c.drops,
-        c.deadline_flows,
+        c.drops.to_string(),
+        c.deadline_flows.to_string(),
         num(c.deadline_met),
         num(c.avg_slowdown_group),
         num(c.p50_slowdown_group),
         num(c.p99_slowdown_group),
         num(c.p999_slowdown_group),
-        t.drops,
-        t.timeouts,
-        t.pfc_pauses,
-        num(t.mean_util_fabric_links),
-        sawtooth_cells(t.sawtooth.as_ref()),
-        if c.attribution_us.is_empty() {
-            ",".repeat(crate::sim::attrib::Attribution::NAMES.len() - 1)
-        } else {
-            c.attribution_us
-                .iter()
-                .map(|x| num(*x))
-                .collect::<Vec<_>>()
-                .join(",")
-        },
-    );
+        tot.drops.to_string(),
+        tot.timeouts.to_string(),
+        tot.pfc_pauses.to_string(),
+        num(tot.mean_util_fabric_links),
+    ]);
+    row.extend(sawtooth_cells(tot.sawtooth.as_ref()));
+    row.extend(attribution_cells(
+        (!c.attribution_us.is_empty()).then(|| c.attribution_us.iter().map(|x| num(*x))),
+    ));
+    t.row(row);
 }
 
 /// The sawtooth probe's cells of a summary row (empty without a probe).
-fn sawtooth_cells(s: Option<&crate::probe::SawtoothStats>) -> String {
+fn sawtooth_cells(s: Option<&crate::probe::SawtoothStats>) -> Vec<String> {
     let Some(s) = s else {
-        return ",,,,,,,,,,,,,".into();
+        return vec![String::new(); 14];
     };
     let (m, p) = (&s.measured, &s.predicted);
     [
@@ -150,79 +206,98 @@ fn sawtooth_cells(s: Option<&crate::probe::SawtoothStats>) -> String {
     ]
     .iter()
     .map(|x| num(*x))
-    .collect::<Vec<_>>()
-    .join(",")
+    .collect()
+}
+
+/// The header of `summary.csv` for runs with these sweep axes (dotted keys).
+pub fn summary_header(axes: &[&str]) -> Vec<String> {
+    let mut h: Vec<String> = Vec::new();
+    for c in SUMMARY_COLUMNS.split(',') {
+        h.push(c.to_string());
+        if c == "seed" {
+            h.extend(axes.iter().map(|k| crate::sweep::axis_column(k)));
+        }
+    }
+    h
 }
 
 /// `summary.csv` rows (one per size class, `all` first) for one run, with the header.
 pub fn summary_csv(runs: &[&RunResult]) -> String {
-    let mut s = String::new();
-    let axes: String = runs
+    let axes: Vec<&str> = runs
         .first()
-        .map(|r| {
-            r.plan
-                .axes
-                .iter()
-                .map(|(k, _)| format!("{},", k.rsplit('.').next().unwrap_or(k)))
-                .collect()
-        })
+        .map(|r| r.plan.axes.iter().map(|(k, _)| k.as_str()).collect())
         .unwrap_or_default();
-    s.push_str(&SUMMARY_COLUMNS.replacen("seed,", &format!("seed,{axes}"), 1));
-    s.push('\n');
+    let mut t = CsvTable::new(summary_header(&axes));
     for r in runs {
         for c in &r.classes {
-            summary_row(&mut s, r, c);
+            summary_row(&mut t, r, c);
         }
     }
-    s
+    t.finish()
 }
 
 fn switches_csv(r: &RunResult) -> String {
-    let mut s = String::from(
-        "switch,lb_hash,lb_other,lb_congested,drops_lossy,drops_lossless,pfc_frames,peak_buffer_bytes\n",
-    );
+    let mut t = CsvTable::new([
+        "switch",
+        "lb_hash",
+        "lb_other",
+        "lb_congested",
+        "drops_lossy",
+        "drops_lossless",
+        "pfc_frames",
+        "peak_buffer_bytes",
+    ]);
     for w in &r.switches {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{}",
-            w.switch,
-            w.lb_hash,
-            w.lb_other,
-            w.lb_congested,
-            w.drops_lossy,
-            w.drops_lossless,
-            w.pfc_frames,
-            w.peak_buffer_bytes
-        );
+        t.row([
+            w.switch.clone(),
+            w.lb_hash.to_string(),
+            w.lb_other.to_string(),
+            w.lb_congested.to_string(),
+            w.drops_lossy.to_string(),
+            w.drops_lossless.to_string(),
+            w.pfc_frames.to_string(),
+            w.peak_buffer_bytes.to_string(),
+        ]);
     }
-    s
+    t.finish()
 }
 
 fn ports_csv(r: &RunResult) -> String {
-    let mut s = String::from(
-        "port,node,peer,rate_bps,tx_pkts,tx_bytes,utilization,drops,ecn_marks,pfc_pauses_rx,paused_ps,max_queue_bytes,node_id,peer_id\n",
-    );
+    let mut t = CsvTable::new([
+        "port",
+        "node",
+        "peer",
+        "rate_bps",
+        "tx_pkts",
+        "tx_bytes",
+        "utilization",
+        "drops",
+        "ecn_marks",
+        "pfc_pauses_rx",
+        "paused_ps",
+        "max_queue_bytes",
+        "node_id",
+        "peer_id",
+    ]);
     for p in &r.ports {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            p.port,
-            p.node,
-            p.peer,
-            p.rate_bps,
-            p.tx_pkts,
-            p.tx_bytes,
+        t.row([
+            p.port.to_string(),
+            p.node.clone(),
+            p.peer.clone(),
+            p.rate_bps.to_string(),
+            p.tx_pkts.to_string(),
+            p.tx_bytes.to_string(),
             num(p.utilization),
-            p.drops,
-            p.ecn_marks,
-            p.pfc_pauses_rx,
-            p.paused_ps,
-            p.max_queue_bytes,
-            p.node_id,
-            p.peer_id
-        );
+            p.drops.to_string(),
+            p.ecn_marks.to_string(),
+            p.pfc_pauses_rx.to_string(),
+            p.paused_ps.to_string(),
+            p.max_queue_bytes.to_string(),
+            p.node_id.to_string(),
+            p.peer_id.to_string(),
+        ]);
     }
-    s
+    t.finish()
 }
 
 #[derive(Serialize)]

@@ -113,9 +113,15 @@ impl Axis {
     }
 
     /// Column name for outputs: the last path segment (`load` for `workload.load`).
-    pub fn column(&self) -> &str {
-        self.key.rsplit('.').next().unwrap_or(&self.key)
+    pub fn column(&self) -> String {
+        axis_column(&self.key)
     }
+}
+
+/// The `summary.csv` column of a sweep axis: the last segment of its dotted key (two axes
+/// with the same last segment are rejected by validation).
+pub fn axis_column(key: &str) -> String {
+    key.rsplit('.').next().unwrap_or(key).to_string()
 }
 
 /// `[sweep]`.

@@ -745,28 +745,40 @@ impl WorkloadConfig {
     }
 }
 
-/// Reads the flow-list CSV format.
+/// Largest time a flow list may give, in ns (about 11.6 days): sums of a start time and a
+/// deadline stay far from overflowing picosecond time.
+pub const MAX_CSV_TIME_NS: u64 = 1_000_000_000_000_000;
+
+/// Reads the flow-list CSV format (through the `csv` crate: quoted fields, a UTF-8 byte-order
+/// mark and blank lines are handled; errors name the file, line and column).
 pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = lines
-        .next()
-        .ok_or_else(|| format!("{}: empty file", path.display()))?;
-    let cols: Vec<&str> = header.split(',').map(|s| s.trim()).collect();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut r = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let cols: Vec<String> = r
+        .headers()
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .iter()
+        .map(String::from)
+        .collect();
+    if cols.iter().all(|c| c.is_empty()) {
+        return Err(format!("{}: empty file", path.display()));
+    }
     let need = ["flow_id", "src", "dst", "size_bytes", "start_ns"];
     if cols.len() < 5 || cols[..5] != need {
         return Err(format!(
-            "{}: the header must start with `{}`, got `{header}`",
+            "{}: the header must start with `{}`, got `{}`",
             path.display(),
-            need.join(",")
+            need.join(","),
+            cols.join(",")
         ));
     }
     for c in &cols[5..] {
-        if !["prio", "deadline_ns"].contains(c) {
+        if !["prio", "deadline_ns"].contains(&c.as_str()) {
             return Err(format!(
                 "{}: unknown column `{c}` (optional columns: prio, deadline_ns)",
                 path.display()
@@ -775,9 +787,13 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
     }
     let mut out = Vec::new();
     let mut ids = std::collections::BTreeSet::new();
-    for (n, line) in lines {
-        let f: Vec<&str> = line.split(',').map(|s| s.trim()).collect();
-        let at = || format!("{} line {}", path.display(), n + 1);
+    for rec in r.records() {
+        let f = rec.map_err(|e| format!("{}: {e}", path.display()))?;
+        let line = f.position().map_or(0, |p| p.line());
+        let at = || format!("{} line {line}", path.display());
+        if f.iter().all(|x| x.is_empty()) {
+            continue;
+        }
         if f.len() != cols.len() {
             return Err(format!(
                 "{}: expected {} fields, got {}",
@@ -792,11 +808,22 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
                     "{}: `{}` = `{}` is not a non-negative integer",
                     at(),
                     cols[i],
-                    f[i]
+                    &f[i]
                 )
             })
         };
-        let (id, src, dst, size, start) = (num(0)?, num(1)?, num(2)?, num(3)?, num(4)?);
+        let time = |i: usize| -> Result<SimTime, String> {
+            let v = num(i)?;
+            if v > MAX_CSV_TIME_NS {
+                return Err(format!(
+                    "{}: `{}` = {v} is out of range (at most {MAX_CSV_TIME_NS} ns)",
+                    at(),
+                    cols[i]
+                ));
+            }
+            Ok(SimTime::from_ns(v))
+        };
+        let (id, src, dst, size, start) = (num(0)?, num(1)?, num(2)?, num(3)?, time(4)?);
         if src as usize >= n_hosts || dst as usize >= n_hosts {
             return Err(format!("{}: hosts must be in 0..{n_hosts}", at()));
         }
@@ -809,19 +836,14 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
         if id > u32::MAX as u64 || !ids.insert(id) {
             return Err(format!("{}: flow_id {id} is duplicated or too large", at()));
         }
-        let mut spec = FlowSpec::new(
-            id as u32,
-            src as u32,
-            dst as u32,
-            size,
-            SimTime::from_ns(start),
-        );
+        let mut spec = FlowSpec::new(id as u32, src as u32, dst as u32, size, start);
         for (i, c) in cols.iter().enumerate().skip(5) {
-            let v = num(i)?;
-            match *c {
-                "prio" if v < 8 => spec.prio = Some(v as u8),
-                "prio" => return Err(format!("{}: prio must be in 0..8", at())),
-                _ => spec.deadline = Some(SimTime::from_ns(v)),
+            match c.as_str() {
+                "prio" => match num(i)? {
+                    v if v < 8 => spec.prio = Some(v as u8),
+                    _ => return Err(format!("{}: prio must be in 0..8", at())),
+                },
+                _ => spec.deadline = Some(time(i)?),
             }
         }
         out.push(spec);

@@ -13,4 +13,5 @@ mod fabric;
 mod pcap;
 mod pfabric;
 mod rdma;
+mod robust;
 mod timeseries;
