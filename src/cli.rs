@@ -192,10 +192,68 @@ pub fn in_shard(k: usize, (i, n): (usize, usize)) -> bool {
     k % n == i - 1
 }
 
-/// Whether a run's results are complete on disk (its directory is renamed into place only
-/// after every file is written).
-fn run_complete(exp_dir: &Path, id: &str) -> bool {
-    exp_dir.join(id).join("manifest.json").exists()
+/// What is on disk for a planned run.
+#[derive(Debug, PartialEq)]
+enum RunState {
+    /// No complete run (no directory, or no `complete` marker).
+    Missing,
+    /// Complete, made from the same config, inputs, scheme and seed.
+    Complete,
+    /// Complete but made from something else: the keys that differ.
+    Stale(Vec<String>),
+}
+
+/// The state of planned run `p` in `exp_dir`: complete means its `complete` marker (written
+/// last) exists; it matches when the marker's hash is the plan's.
+fn run_state(exp_dir: &Path, p: &experiment::RunPlan) -> RunState {
+    let dir = exp_dir.join(&p.id);
+    let Ok(marker) = std::fs::read_to_string(dir.join(report::COMPLETE_MARKER)) else {
+        return RunState::Missing;
+    };
+    if marker.trim() == p.identity.hash {
+        return RunState::Complete;
+    }
+    let old: Option<serde_json::Value> = std::fs::read_to_string(dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|m| m.get("identity").cloned());
+    RunState::Stale(match old {
+        Some(old) => {
+            let keys = crate::provenance::changed_keys(&old, &p.identity.identity);
+            if keys.is_empty() {
+                vec!["(hash differs)".into()]
+            } else {
+                keys
+            }
+        }
+        None => vec!["(no record of its config)".into()],
+    })
+}
+
+fn run_complete(exp_dir: &Path, p: &experiment::RunPlan) -> bool {
+    run_state(exp_dir, p) == RunState::Complete
+}
+
+/// Fails naming the first run in `dir` that is complete but stale, and what changed.
+fn refuse_stale<'a>(
+    dir: &Path,
+    plans: impl IntoIterator<Item = &'a experiment::RunPlan>,
+) -> Result<()> {
+    for p in plans {
+        if let RunState::Stale(keys) = run_state(dir, p) {
+            let mut k: Vec<&str> = keys.iter().map(String::as_str).take(8).collect();
+            if keys.len() > 8 {
+                k.push("...");
+            }
+            bail!(
+                "{}: run {} was made from a different config or input (changed: {}); delete it or use another output directory",
+                dir.display(),
+                p.id,
+                k.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Runs every planned run of `cfg` on `jobs` threads, writes the experiment summary and its
@@ -242,10 +300,10 @@ pub fn run_experiment(
                 .iter()
                 .map(|(k, v)| format!("{k}={}", crate::sweep::value_text(v)))
                 .collect();
-            let done = if run_complete(&exp_dir, &p.id) {
-                "  (complete)"
-            } else {
-                ""
+            let done = match run_state(&exp_dir, p) {
+                RunState::Complete => "  (complete)".to_string(),
+                RunState::Stale(k) => format!("  (stale: {})", k.join(", ")),
+                RunState::Missing => String::new(),
             };
             println!(
                 "{:<40} {} seed={} {}{done}",
@@ -265,10 +323,17 @@ pub fn run_experiment(
         }
         return Ok(Vec::new());
     }
+    std::fs::create_dir_all(&exp_dir)
+        .with_context(|| format!("cannot create {}", exp_dir.display()))?;
+    let _lock = crate::provenance::DirLock::acquire(&exp_dir, opts.shard)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    if opts.skip_existing {
+        refuse_stale(&exp_dir, mine.iter().copied())?;
+    }
     let plans: Vec<&experiment::RunPlan> = mine
         .iter()
         .copied()
-        .filter(|p| !(opts.skip_existing && run_complete(&exp_dir, &p.id)))
+        .filter(|p| !(opts.skip_existing && run_complete(&exp_dir, p)))
         .collect();
     if !quiet && plans.len() < mine.len() {
         eprintln!(
@@ -278,8 +343,6 @@ pub fn run_experiment(
         );
     }
     let jobs = opts.jobs;
-    std::fs::create_dir_all(&exp_dir)
-        .with_context(|| format!("cannot create {}", exp_dir.display()))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.unwrap_or(0))
         .build()?;
@@ -327,6 +390,7 @@ pub fn run_experiment(
         return Ok(results);
     }
     write_summary(&all_plans, &exp_dir)?;
+    write_experiment_manifest(cfg, file, &all_plans, &exp_dir)?;
     draw_figures(cfg, &exp_dir, quiet)?;
     Ok(results)
 }
@@ -336,13 +400,53 @@ pub fn write_summary(plans: &[experiment::RunPlan], exp_dir: &Path) -> Result<()
     write_summary_to(plans, exp_dir, "summary.csv")
 }
 
-/// [`write_summary`] into the file `name` of `exp_dir`.
+/// The experiment-level `manifest.json`: the build, the command, the config (and its file's
+/// hash), and every planned run with its config hash and whether it is complete.
+fn write_experiment_manifest(
+    cfg: &Config,
+    file: &str,
+    plans: &[experiment::RunPlan],
+    exp_dir: &Path,
+) -> Result<()> {
+    let file_hash = std::fs::read(file)
+        .ok()
+        .map(|b| format!("{:016x}", crate::provenance::fnv1a(&b)));
+    let runs: Vec<serde_json::Value> = plans
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "run": p.id,
+                "config_hash": p.identity.hash,
+                "complete": run_complete(exp_dir, p),
+            })
+        })
+        .collect();
+    let m = serde_json::json!({
+        "dcsim_version": env!("CARGO_PKG_VERSION"),
+        "git_revision": crate::provenance::GIT_REV,
+        "git_dirty": crate::provenance::GIT_DIRTY,
+        "command_line": crate::provenance::command_line(),
+        "config_file": file,
+        "config_file_hash": file_hash,
+        "config": cfg,
+        "runs": runs,
+    });
+    let text = serde_json::to_string_pretty(&m)? + "\n";
+    report::write_atomic(&exp_dir.join("manifest.json"), text.as_bytes())
+}
+
+/// [`write_summary`] into the file `name` of `exp_dir`: the complete runs made from the
+/// current config; a stale run (another config) is an error.
 fn write_summary_to(plans: &[experiment::RunPlan], exp_dir: &Path, name: &str) -> Result<()> {
+    refuse_stale(exp_dir, plans)?;
     // Runs written by different dcsim versions may have different columns: the experiment
     // summary takes the union (in first-seen order) and leaves a run's missing columns empty.
     let mut columns: Vec<String> = Vec::new();
     let mut runs: Vec<(Vec<usize>, Vec<csv::StringRecord>)> = Vec::new();
     for p in plans {
+        if !run_complete(exp_dir, p) {
+            continue;
+        }
         let f = exp_dir.join(&p.id).join("summary.csv");
         let Ok(text) = std::fs::read_to_string(&f) else {
             continue;
@@ -400,6 +504,9 @@ fn merge(
     let exp_dir = cfg.output_dir.join(&cfg.name);
     std::fs::create_dir_all(&exp_dir)
         .with_context(|| format!("cannot create {}", exp_dir.display()))?;
+    let _lock =
+        crate::provenance::DirLock::acquire(&exp_dir, None).map_err(|e| anyhow::anyhow!(e))?;
+    refuse_stale(&exp_dir, &plans)?;
     let mut copied = 0usize;
     for src in from {
         if !src.is_dir() {
@@ -408,8 +515,9 @@ fn merge(
         if src.canonicalize().ok() == exp_dir.canonicalize().ok() {
             continue;
         }
+        refuse_stale(src, &plans)?;
         for p in &plans {
-            if run_complete(src, &p.id) && !run_complete(&exp_dir, &p.id) {
+            if run_complete(src, p) && !run_complete(&exp_dir, p) {
                 copy_run(&src.join(&p.id), &exp_dir, &p.id)?;
                 copied += 1;
             }
@@ -417,7 +525,7 @@ fn merge(
     }
     let missing: Vec<&str> = plans
         .iter()
-        .filter(|p| !run_complete(&exp_dir, &p.id))
+        .filter(|p| !run_complete(&exp_dir, p))
         .map(|p| p.id.as_str())
         .collect();
     eprintln!(
@@ -444,23 +552,25 @@ fn merge(
         eprintln!("merge: {} run(s) missing: {list}{more}", missing.len());
     }
     write_summary(&plans, &exp_dir)?;
+    write_experiment_manifest(&cfg, &config.display().to_string(), &plans, &exp_dir)?;
     draw_figures(&cfg, &exp_dir, false)
 }
 
 /// Copies a complete run directory into `exp_dir` atomically (temporary name, then rename).
 fn copy_run(src: &Path, exp_dir: &Path, id: &str) -> Result<()> {
-    let tmp = exp_dir.join(format!(".{id}.partial"));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp)?;
-    }
+    let tmp = report::temp_name(exp_dir, id);
     std::fs::create_dir_all(&tmp)?;
     for e in std::fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
         let e = e?;
         std::fs::copy(e.path(), tmp.join(e.file_name()))
             .with_context(|| format!("cannot copy {}", e.path().display()))?;
     }
-    std::fs::rename(&tmp, exp_dir.join(id))
-        .with_context(|| format!("cannot write {}", exp_dir.join(id).display()))
+    let dest = exp_dir.join(id);
+    if dest.exists() {
+        std::fs::remove_dir_all(&dest)
+            .with_context(|| format!("cannot replace {}", dest.display()))?;
+    }
+    std::fs::rename(&tmp, &dest).with_context(|| format!("cannot write {}", dest.display()))
 }
 
 /// Progress display: an overall bar (runs done of total, ETA) and one bar per running run

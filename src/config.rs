@@ -1024,10 +1024,38 @@ impl Config {
                     format!("`{}` twice", a.key),
                 ));
             }
-            if a.key.starts_with("sweep") || a.key.starts_with("plot") || a.key == "schemes" {
+            let top = a.key.split('.').next().unwrap_or_default();
+            if [
+                "sweep",
+                "plot",
+                "schemes",
+                "seed",
+                "seeds",
+                "name",
+                "output_dir",
+            ]
+            .contains(&top)
+            {
                 return Err(err(
                     &format!("sweep.axes[{i}].key"),
-                    format!("`{}` cannot be swept (list schemes in `schemes`)", a.key),
+                    format!(
+                        "`{}` cannot be swept: schemes go in `schemes`, seeds in `seed`/`seeds`; `name`, `output_dir`, `[sweep]` and `[[plot]]` describe the experiment, not a run",
+                        a.key
+                    ),
+                ));
+            }
+            if let Some(b) = self.sweep.axes[..i]
+                .iter()
+                .find(|b| b.column() == a.column())
+            {
+                return Err(err(
+                    &format!("sweep.axes[{i}].key"),
+                    format!(
+                        "`{}` and `{}` would share the summary column `{}`: sweep one of them",
+                        b.key,
+                        a.key,
+                        a.column()
+                    ),
                 ));
             }
         }
@@ -1039,6 +1067,26 @@ impl Config {
                     &k("file"),
                     format!("`{}`: a plain file name ending in .svg", p.file),
                 ));
+            }
+            // The figure and its table (<stem>.csv) must not overwrite what dcsim writes
+            // in the experiment directory, nor another figure.
+            let stem = &p.file[..p.file.len() - 4];
+            if stem.is_empty()
+                || stem.starts_with('.')
+                || stem == "summary"
+                || stem.starts_with("summary.shard-")
+                || stem == "manifest"
+            {
+                return Err(err(
+                    &k("file"),
+                    format!(
+                        "`{}` is reserved: dcsim writes summary.csv, summary.shard-*.csv, manifest.json and hidden files in the experiment directory (a figure also writes <name>.csv)",
+                        p.file
+                    ),
+                ));
+            }
+            if self.plot[..i].iter().any(|q| q.file == p.file) {
+                return Err(err(&k("file"), format!("`{}` twice", p.file)));
             }
             let axes: Vec<&str> = self.sweep.axes.iter().map(|a| a.key.as_str()).collect();
             use crate::plot::PlotKind;

@@ -27,6 +27,9 @@ pub struct RunPlan {
     /// The run's resolved config (the experiment's, with the axis values applied).
     #[serde(skip)]
     pub config: Config,
+    /// What the run's results depend on, and its hash (see `provenance`).
+    #[serde(skip)]
+    pub identity: crate::provenance::RunIdentity,
 }
 
 impl RunPlan {
@@ -38,6 +41,7 @@ impl RunPlan {
             seed,
             axes: Vec::new(),
             config: cfg.clone(),
+            identity: crate::provenance::run_identity(cfg, scheme, seed, Path::new(".")),
         }
     }
 
@@ -68,6 +72,7 @@ pub fn plan(
     base: &Path,
 ) -> Result<Vec<RunPlan>, crate::config::ConfigError> {
     let mut v = Vec::new();
+    let mut ids = std::collections::BTreeSet::new();
     for combo in crate::sweep::combinations(&cfg.sweep.axes) {
         let run_cfg = if combo.is_empty() {
             cfg.clone()
@@ -94,11 +99,22 @@ pub fn plan(
             let scheme = Scheme::builtin(s).expect("validated scheme");
             for k in 0..cfg.seeds as u64 {
                 let seed = cfg.seed + k;
+                let id = format!("{s}{tag}-s{seed}");
+                if !ids.insert(id.clone()) {
+                    return Err(crate::config::ConfigError {
+                        file: file.to_string(),
+                        key: "sweep.axes".into(),
+                        msg: format!(
+                            "two runs would be named `{id}`: sweep values must differ once written into run names (letters, digits and .-_+ kept, others as _)"
+                        ),
+                    });
+                }
                 v.push(RunPlan {
-                    id: format!("{s}{tag}-s{seed}"),
+                    id,
                     scheme: scheme.clone(),
                     seed,
                     axes: axes.clone(),
+                    identity: crate::provenance::run_identity(&run_cfg, s, seed, base),
                     config: run_cfg.clone(),
                 });
             }
@@ -186,6 +202,9 @@ pub struct RunResult {
     #[serde(skip)]
     pub switches: Vec<SwitchRecord>,
     pub conservation: Conservation,
+    /// Wall-clock time of the run (in the manifest only: `summary.json` stays byte-identical
+    /// between repeated runs).
+    #[serde(skip)]
     pub wall_seconds: f64,
     /// The packet trace (`[pcap]`): packets captured and whether the size cap cut it short.
     #[serde(skip_serializing_if = "Option::is_none")]

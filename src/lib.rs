@@ -35,6 +35,7 @@ pub mod net;
 pub mod pcap;
 pub mod plot;
 pub mod probe;
+pub mod provenance;
 pub mod report;
 pub mod sim;
 pub mod sweep;

@@ -303,6 +303,13 @@ fn ports_csv(r: &RunResult) -> String {
 #[derive(Serialize)]
 struct Manifest<'a> {
     dcsim_version: &'static str,
+    git_revision: &'static str,
+    git_dirty: &'static str,
+    command_line: Vec<String>,
+    /// Hash of what the run's results depend on (`identity`), also in the `complete` marker.
+    config_hash: &'a str,
+    /// Input files read (as named in the config) and hashes of their contents.
+    inputs: &'a std::collections::BTreeMap<String, String>,
     experiment: &'a str,
     run: &'a str,
     scheme: &'a crate::config::Scheme,
@@ -324,6 +331,9 @@ struct Manifest<'a> {
     derived: Option<Derived>,
     /// The run's config: the experiment's, with the run's sweep values applied.
     config: &'a Config,
+    /// What `config_hash` covers (the config without the keys that do not change results,
+    /// the scheme, the seed, the input hashes).
+    identity: &'a serde_json::Value,
 }
 
 /// Parameters a run derived rather than read.
@@ -378,13 +388,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Writes one run's files into `<exp_dir>/<run id>/` atomically.
+/// The marker a run directory holds once every other file is written: the run's config hash.
+pub const COMPLETE_MARKER: &str = "complete";
+
+/// A temporary name in `dir` for `name`, unique to this process and call.
+pub fn temp_name(dir: &Path, name: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!(".{name}.partial-{}-{n}", std::process::id()))
+}
+
+/// Writes one run's files into `<exp_dir>/<run id>/` atomically: into a temporary directory
+/// unique to this process, with the `complete` marker (the config hash) written last, then
+/// renamed into place.
 pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result<PathBuf> {
     let dir = exp_dir.join(&r.plan.id);
-    let tmp = exp_dir.join(format!(".{}.partial", r.plan.id));
-    if tmp.exists() {
-        fs::remove_dir_all(&tmp)?;
-    }
+    let tmp = temp_name(exp_dir, &r.plan.id);
     fs::create_dir_all(&tmp)?;
     let result = (|| {
         fs::write(tmp.join("fct.csv"), fct_csv(r))?;
@@ -403,6 +423,12 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
         fs::write(tmp.join("summary.json"), json + "\n")?;
         let m = Manifest {
             dcsim_version: env!("CARGO_PKG_VERSION"),
+            git_revision: crate::provenance::GIT_REV,
+            git_dirty: crate::provenance::GIT_DIRTY,
+            command_line: crate::provenance::command_line(),
+            config_hash: &r.plan.identity.hash,
+            inputs: &r.plan.identity.inputs,
+            identity: &r.plan.identity.identity,
             experiment: &cfg.name,
             run: &r.plan.id,
             scheme: &r.plan.scheme,
@@ -422,6 +448,10 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
         };
         let json = serde_json::to_string_pretty(&m).map_err(std::io::Error::other)?;
         fs::write(tmp.join("manifest.json"), json + "\n")?;
+        fs::write(
+            tmp.join(COMPLETE_MARKER),
+            format!("{}\n", r.plan.identity.hash),
+        )?;
         if dir.exists() {
             fs::remove_dir_all(&dir)?;
         }

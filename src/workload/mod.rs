@@ -328,6 +328,21 @@ pub fn load_cdf(name: &str, base: &Path) -> Result<Cdf, String> {
 }
 
 impl WorkloadConfig {
+    /// The files this workload reads (CDF files, flow lists), as given (relative to the
+    /// config's directory).
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        match self {
+            WorkloadConfig::Poisson { size_cdf, .. }
+                if Cdf::builtin(size_cdf).is_none() && !size_cdf.starts_with("uniform(") =>
+            {
+                vec![PathBuf::from(size_cdf)]
+            }
+            WorkloadConfig::Csv { file } => vec![file.clone()],
+            WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.input_files()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Checks the workload against the topology; returns `(key, message)`.
     pub fn validate(&self, n_hosts: usize, base: &Path) -> Result<(), (String, String)> {
         let e = |k: &str, m: String| Err((k.to_string(), m));

@@ -90,3 +90,286 @@ fn a_config_with_a_comma_value_validates_like_any_other() {
     // The value the README documents for size_cdf.
     cfg("[workload]\nkind = \"poisson\"\nsize_cdf = \"uniform(10KB, 20KB)\"\n");
 }
+
+fn write(dir: &std::path::Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn err(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const SMALL: &str = "name = \"e\"\nschemes = [\"TCP\", \"DCTCP\"]\nseeds = 2\n\
+                     [workload]\nkind = \"poisson\"\nload = 0.4\nflows = 60\n";
+
+#[test]
+fn a_second_run_on_a_busy_experiment_directory_refuses_naming_the_holder() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "c.toml",
+        "name = \"e\"\nschemes = [\"TCP\", \"DCTCP\"]\nseeds = 12\n\
+         [workload]\nkind = \"poisson\"\nload = 0.5\nflows = 300\n",
+    );
+    let mut first = Command::new(env!("CARGO_BIN_EXE_dcsim"))
+        .args(["run", "c.toml", "-q", "-j", "1"])
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = tmp.path().join("results/e/.lock");
+    let t0 = std::time::Instant::now();
+    while !lock.exists() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let o = dcsim(&["run", "c.toml", "-q", "-j", "1"], tmp.path());
+    // (If the first run happened to finish before the second started, the second may run.)
+    if !o.status.success() {
+        let e = err(&o);
+        assert!(
+            e.contains("in use") && e.contains(&format!("pid {}", first.id())),
+            "{e}"
+        );
+    }
+    assert!(first.wait().unwrap().success());
+    // The first run's results are whole: every run complete, the summary has every row.
+    let summary = std::fs::read_to_string(tmp.path().join("results/e/summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 1 + 24 * 5);
+    assert!(!lock.exists(), "the lock outlived its run");
+}
+
+#[test]
+fn a_lock_held_by_a_live_process_is_respected_and_a_dead_ones_taken_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "c.toml", SMALL);
+    let exp = tmp.path().join("results/e");
+    std::fs::create_dir_all(&exp).unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    // This test process is alive: its lock holds, for whole runs and shards alike.
+    let me = format!(
+        "host={} pid={} since_unix_s=0 command=test\n",
+        host.trim(),
+        std::process::id()
+    );
+    write(&exp, ".lock", &me);
+    for args in [
+        &["run", "c.toml", "-q"][..],
+        &["run", "c.toml", "-q", "--shard", "1/2"],
+    ] {
+        let o = dcsim(args, tmp.path());
+        assert!(!o.status.success(), "{args:?} ran under a held lock");
+        assert!(
+            err(&o).contains(&format!("pid {}", std::process::id())),
+            "{}",
+            err(&o)
+        );
+    }
+    // A shard's lock blocks a whole run but not another shard.
+    std::fs::remove_file(exp.join(".lock")).unwrap();
+    write(&exp, ".lock.shard-1-of-2", &me);
+    assert!(!dcsim(&["run", "c.toml", "-q"], tmp.path()).status.success());
+    assert!(
+        dcsim(&["run", "c.toml", "-q", "--shard", "2/2"], tmp.path())
+            .status
+            .success()
+    );
+    // A lock whose process is gone (pid 2^22 + 1 exceeds Linux's pid_max) is stale.
+    write(
+        &exp,
+        ".lock.shard-1-of-2",
+        &format!(
+            "host={} pid=4194305 since_unix_s=0 command=x\n",
+            host.trim()
+        ),
+    );
+    assert!(dcsim(&["run", "c.toml", "-q"], tmp.path()).status.success());
+    assert!(!exp.join(".lock").exists());
+}
+
+#[test]
+fn runs_from_another_config_are_never_reused_or_merged() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "c.toml", SMALL);
+    assert!(dcsim(&["run", "c.toml", "-q"], tmp.path()).status.success());
+    // Same config: everything is reused.
+    let o = dcsim(&["run", "c.toml", "--skip-existing"], tmp.path());
+    assert!(
+        o.status.success() && err(&o).contains("skipping 4 complete run(s)"),
+        "{}",
+        err(&o)
+    );
+    // Edited config: resuming refuses and names the changed key.
+    write(
+        tmp.path(),
+        "c.toml",
+        &format!("{SMALL}[tcp]\nrto_min = \"2ms\"\n"),
+    );
+    let o = dcsim(&["run", "c.toml", "--skip-existing"], tmp.path());
+    assert!(!o.status.success(), "stale runs reused");
+    assert!(err(&o).contains("tcp.rto_min"), "{}", err(&o));
+    // The dry run says so too.
+    let o = dcsim(&["run", "c.toml", "--dry-run"], tmp.path());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("stale: tcp.rto_min"));
+    // Shards made from different configs do not merge.
+    write(
+        tmp.path(),
+        "a.toml",
+        &format!("output_dir = \"sa\"\n{SMALL}"),
+    );
+    write(
+        tmp.path(),
+        "b.toml",
+        &format!("output_dir = \"sb\"\n{SMALL}[dctcp]\ng = 0.5\n"),
+    );
+    assert!(
+        dcsim(&["run", "a.toml", "-q", "--shard", "1/2"], tmp.path())
+            .status
+            .success()
+    );
+    assert!(
+        dcsim(&["run", "b.toml", "-q", "--shard", "2/2"], tmp.path())
+            .status
+            .success()
+    );
+    let o = dcsim(
+        &["merge", "a.toml", "sa/e", "sb/e", "--output-dir", "m"],
+        tmp.path(),
+    );
+    assert!(
+        !o.status.success(),
+        "a merge of foreign shards was accepted"
+    );
+    assert!(err(&o).contains("dctcp.g"), "{}", err(&o));
+    // A run directory without the completion marker (an older dcsim, or cut short) is not
+    // complete: it is rerun.
+    std::fs::remove_file(tmp.path().join("results/e/TCP-s1/complete")).unwrap();
+    write(tmp.path(), "c.toml", SMALL);
+    let o = dcsim(&["run", "c.toml", "--skip-existing"], tmp.path());
+    assert!(
+        o.status.success() && err(&o).contains("skipping 3 complete run(s)"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn input_files_are_part_of_a_runs_identity() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "sizes.cdf", "1000 0\n20000 1\n");
+    let c = "name = \"e\"\nschemes = [\"DCTCP\"]\n[workload]\nkind = \"poisson\"\nsize_cdf = \"sizes.cdf\"\nflows = 40\n";
+    write(tmp.path(), "c.toml", c);
+    assert!(dcsim(&["run", "c.toml", "-q"], tmp.path()).status.success());
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("results/e/DCTCP-s1/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    for k in [
+        "git_revision",
+        "git_dirty",
+        "command_line",
+        "config_hash",
+        "identity",
+    ] {
+        assert!(m.get(k).is_some(), "manifest lacks {k}");
+    }
+    assert!(m["inputs"]["sizes.cdf"].as_str().unwrap().len() == 16);
+    assert!(tmp.path().join("results/e/manifest.json").exists());
+    write(tmp.path(), "sizes.cdf", "1000 0\n30000 1\n");
+    let o = dcsim(&["run", "c.toml", "--skip-existing"], tmp.path());
+    assert!(
+        !o.status.success() && err(&o).contains("sizes.cdf"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn files_that_must_be_byte_identical_are() {
+    // Same config and seed, run twice: every result file but the manifest (which holds wall
+    // time and the command line) is byte-identical.
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "c.toml", SMALL);
+    for out in ["a", "b"] {
+        let o = dcsim(&["run", "c.toml", "-q", "--output-dir", out], tmp.path());
+        assert!(o.status.success());
+    }
+    for f in [
+        "fct.csv",
+        "summary.csv",
+        "summary.json",
+        "ports.csv",
+        "switches.csv",
+        "complete",
+    ] {
+        let a = std::fs::read(tmp.path().join("a/e/DCTCP-s2").join(f)).unwrap();
+        let b = std::fs::read(tmp.path().join("b/e/DCTCP-s2").join(f)).unwrap();
+        assert_eq!(a, b, "{f} differs between identical runs");
+    }
+}
+
+#[test]
+fn sweeps_refuse_what_they_cannot_vary() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (axes, needle) in [
+        ("{ key = \"seed\", values = [1, 2] }", "cannot be swept"),
+        ("{ key = \"seeds\", values = [1, 2] }", "cannot be swept"),
+        (
+            "{ key = \"name\", values = [\"a\", \"b\"] }",
+            "cannot be swept",
+        ),
+        (
+            "{ key = \"output_dir\", values = [\"a\", \"b\"] }",
+            "cannot be swept",
+        ),
+        (
+            "{ key = \"topology.k\", values = [4] }, { key = \"switch.ecn.k\", values = [\"10KB\"] }",
+            "share the summary column",
+        ),
+        (
+            "{ key = \"workload.load\", values = [0.5, 0.5] }",
+            "two runs would be named",
+        ),
+        (
+            "{ key = \"workload.size_cdf\", values = [\"uniform(1KB, 2KB)\", \"uniform(1KB,_2KB)\"] }",
+            "two runs would be named",
+        ),
+    ] {
+        let topo = if axes.contains("topology.k") {
+            "[topology]\nkind = \"fat_tree\"\n[switch]\necn = { kind = \"step\", k = \"10KB\" }\n"
+        } else {
+            ""
+        };
+        write(
+            tmp.path(),
+            "s.toml",
+            &format!(
+                "{topo}[workload]\nkind = \"poisson\"\nflows = 10\n[sweep]\naxes = [{axes}]\n"
+            ),
+        );
+        let o = dcsim(&["validate", "s.toml"], tmp.path());
+        assert!(!o.status.success(), "accepted: {axes}");
+        assert!(err(&o).contains(needle), "{axes}: {}", err(&o));
+    }
+}
+
+#[test]
+fn figures_cannot_overwrite_dcsim_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (file, needle) in [("summary.svg", "reserved"), ("manifest.svg", "reserved")] {
+        write(
+            tmp.path(),
+            "p.toml",
+            &format!(
+                "[sweep]\naxes = [{{ key = \"workload.load\", values = [0.3] }}]\n\
+                 [[plot]]\nfile = \"{file}\"\ntitle = \"t\"\nx = \"workload.load\"\ny = \"avg_fct_us\"\n"
+            ),
+        );
+        let o = dcsim(&["validate", "p.toml"], tmp.path());
+        assert!(
+            !o.status.success() && err(&o).contains(needle),
+            "{file}: {}",
+            err(&o)
+        );
+    }
+}

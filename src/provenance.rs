@@ -1,0 +1,228 @@
+//! Provenance and identity of results: which build made them, from which config and inputs,
+//! and who is writing an experiment directory right now.
+//!
+//! * A run's **identity** is its resolved config (the experiment's with the run's sweep values
+//!   applied) without the keys that do not change a run's results (`name`, `output_dir`,
+//!   `seed`/`seeds`/`schemes` beyond the run's own scheme and seed, `[sweep]`, `[[plot]]`),
+//!   plus its scheme, its seed and a hash of every input file it reads. Its hash (64-bit
+//!   FNV-1a of the identity as JSON) is written into the run's manifest and `complete`
+//!   marker; a run on disk is reused (`--skip-existing`) or merged only when its hash equals
+//!   the one the current config gives, and otherwise the changed keys are named.
+//! * The **lock** of an experiment directory (`.lock`, or `.lock.shard-I-of-N` for a shard)
+//!   holds the host, process id, start time and command line of the `dcsim run` writing it;
+//!   a second run refuses while the holder is alive (on the same host, checked through
+//!   `/proc/<pid>`; a lock from another host counts as held until deleted).
+//!
+//! Not done: cryptographic hashing (the hash detects edits, it does not resist forgery),
+//! locking across hosts beyond the shared file.
+
+use crate::config::Config;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The git revision this binary was built from ("unknown" outside a git checkout).
+pub const GIT_REV: &str = env!("DCSIM_GIT_REV");
+/// Whether tracked files had uncommitted changes when it was built ("true"/"false"/"unknown").
+pub const GIT_DIRTY: &str = env!("DCSIM_GIT_DIRTY");
+
+/// 64-bit FNV-1a.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The identity of one run.
+#[derive(Clone, Debug)]
+pub struct RunIdentity {
+    /// Hex hash of `identity`.
+    pub hash: String,
+    /// What the hash covers.
+    pub identity: Value,
+    /// Input files (as named in the config) and the hashes of their contents.
+    pub inputs: BTreeMap<String, String>,
+}
+
+/// The identity of a run of `scheme` at `seed` under `cfg` (its resolved config); input files
+/// resolve against `base`.
+pub fn run_identity(cfg: &Config, scheme: &str, seed: u64, base: &Path) -> RunIdentity {
+    let mut c = cfg.clone();
+    c.name = String::new();
+    c.output_dir = PathBuf::new();
+    c.seed = 0;
+    c.seeds = 1;
+    c.schemes = Vec::new();
+    c.sweep = Default::default();
+    c.plot = Vec::new();
+    let mut inputs = BTreeMap::new();
+    for f in cfg.workload.input_files() {
+        let h = match std::fs::read(base.join(&f)) {
+            Ok(bytes) => format!("{:016x}", fnv1a(&bytes)),
+            Err(_) => "unreadable".to_string(),
+        };
+        inputs.insert(f.display().to_string(), h);
+    }
+    let identity = serde_json::json!({
+        "config": serde_json::to_value(&c).expect("configs serialize"),
+        "scheme": scheme,
+        "seed": seed,
+        "inputs": inputs,
+    });
+    let text = serde_json::to_string(&identity).expect("JSON serializes");
+    RunIdentity {
+        hash: format!("{:016x}", fnv1a(text.as_bytes())),
+        identity,
+        inputs,
+    }
+}
+
+/// The dotted paths at which two JSON values differ (leaves, arrays compared whole).
+pub fn changed_keys(a: &Value, b: &Value) -> Vec<String> {
+    fn walk(a: Option<&Value>, b: Option<&Value>, path: &str, out: &mut Vec<String>) {
+        match (a, b) {
+            (Some(Value::Object(x)), Some(Value::Object(y))) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in keys {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    walk(x.get(k), y.get(k), &p, out);
+                }
+            }
+            (x, y) if x != y => out.push(path.to_string()),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(Some(a), Some(b), "", &mut out);
+    // Report config keys without the "config." prefix.
+    out.into_iter()
+        .map(|k| k.strip_prefix("config.").map(String::from).unwrap_or(k))
+        .collect()
+}
+
+/// The command line of this process, for manifests.
+pub fn command_line() -> Vec<String> {
+    std::env::args().collect()
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown-host".into())
+}
+
+/// An exclusive lock on (a shard of) an experiment directory, released when dropped.
+#[derive(Debug)]
+pub struct DirLock {
+    path: PathBuf,
+}
+
+impl DirLock {
+    /// Takes the lock of `exp_dir` for a whole run (`shard` None) or one shard. Fails, naming
+    /// the holder, while a live process holds the whole-experiment lock, the same shard's, or
+    /// (for a whole run) any shard's.
+    pub fn acquire(exp_dir: &Path, shard: Option<(usize, usize)>) -> Result<DirLock, String> {
+        let name = match shard {
+            None => ".lock".to_string(),
+            Some((i, n)) => format!(".lock.shard-{i}-of-{n}"),
+        };
+        let path = exp_dir.join(&name);
+        // Conflicting locks: the whole-run lock always; ours; for a whole run, every shard's.
+        let mut others: Vec<PathBuf> = vec![exp_dir.join(".lock")];
+        if shard.is_none()
+            && let Ok(rd) = std::fs::read_dir(exp_dir)
+        {
+            let mut v: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(".lock.shard-"))
+                })
+                .collect();
+            v.sort();
+            others.extend(v);
+        }
+        for o in &others {
+            if o != &path
+                && let Some(holder) = live_holder(o)
+            {
+                return Err(format!(
+                    "{} is in use: {holder} holds {}; wait for it, or delete that file if the process is gone",
+                    exp_dir.display(),
+                    o.display()
+                ));
+            }
+        }
+        let me = format!(
+            "host={} pid={} since_unix_s={} command={}\n",
+            host_name(),
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            command_line().join(" ")
+        );
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    f.write_all(me.as_bytes())
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    return Ok(DirLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if let Some(holder) = live_holder(&path) {
+                        return Err(format!(
+                            "{} is in use: {holder} holds {}; wait for it, or delete that file if the process is gone",
+                            exp_dir.display(),
+                            path.display()
+                        ));
+                    }
+                    // A stale lock (its process is gone): take it over.
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+            }
+        }
+        Err(format!("cannot take the lock {}", path.display()))
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The description of a lock file's holder if it is (or may be) alive: a process on this host
+/// that still exists, or any process on another host.
+fn live_holder(lock: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(lock).ok()?;
+    let field = |k: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{k}=")).map(String::from))
+    };
+    let host = field("host").unwrap_or_default();
+    let pid = field("pid").unwrap_or_default();
+    let who = format!("dcsim (pid {pid} on {host})");
+    if host != host_name() {
+        return Some(who);
+    }
+    if pid == std::process::id().to_string() {
+        return None;
+    }
+    Path::new(&format!("/proc/{pid}")).exists().then_some(who)
+}
