@@ -22,9 +22,9 @@ pub enum Cmd {
     Run {
         /// Experiment TOML file.
         config: Option<PathBuf>,
-        /// Parallel runs (default: all cores). Results do not depend on it.
-        #[arg(short = 'j', long)]
-        jobs: Option<usize>,
+        /// Parallel runs, 1..=1024 (default: all cores). Results do not depend on it.
+        #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        jobs: Option<u16>,
         /// Override the master seed.
         #[arg(long)]
         seed: Option<u64>,
@@ -101,7 +101,7 @@ pub fn main() -> Result<()> {
             seed,
             output_dir,
             &RunOpts {
-                jobs,
+                jobs: jobs.map(usize::from),
                 quiet,
                 dry_run,
                 skip_existing,
@@ -122,8 +122,20 @@ pub fn main() -> Result<()> {
                 &config.display().to_string(),
                 &Config::base_dir(&config),
             )?;
+            let base = Config::base_dir(&config);
+            let mut biggest = crate::budget::Estimate::default();
+            for p in &runs {
+                let e = match crate::budget::available() {
+                    Some(limit) => crate::budget::check(&p.config, &base, 1, limit)
+                        .map_err(|e| anyhow::anyhow!("{}: run {}: {e}", config.display(), p.id))?,
+                    None => crate::budget::estimate(&p.config, &base),
+                };
+                if e.total() > biggest.total() {
+                    biggest = e;
+                }
+            }
             println!(
-                "{}: ok ({} hosts, {} scheme(s) x {} seed(s) x {} sweep point(s) = {} runs)",
+                "{}: ok ({} hosts, {} scheme(s) x {} seed(s) x {} sweep point(s) = {} runs; the largest run needs about {biggest})",
                 config.display(),
                 c.topology.n_hosts(),
                 c.schemes.len(),
@@ -343,6 +355,16 @@ pub fn run_experiment(
         );
     }
     let jobs = opts.jobs;
+    let parallel = jobs
+        .unwrap_or_else(rayon::current_num_threads)
+        .min(plans.len())
+        .max(1);
+    if let Some(limit) = crate::budget::available() {
+        for p in &plans {
+            crate::budget::check(&p.config, base, parallel, limit)
+                .map_err(|e| anyhow::anyhow!("{file}: run {}: {e}", p.id))?;
+        }
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.unwrap_or(0))
         .build()?;

@@ -692,6 +692,9 @@ impl Scheme {
     }
 }
 
+/// Most runs one experiment may plan.
+pub const MAX_RUNS: usize = 1_000_000;
+
 impl Config {
     /// Parses TOML text; `file` names the source in errors.
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
@@ -776,15 +779,20 @@ impl Config {
                 ),
             ));
         }
+        // Ranges first: nothing below builds anything.
+        self.topology
+            .validate()
+            .map_err(|(k, m)| err(&format!("topology.{k}"), m))?;
+        let n_nodes = self.topology.n_hosts() + self.topology.n_switches();
         if let Some(p) = &self.pcap {
-            let t = self.topology.build();
-            p.validate(t.n_hosts + t.switches.len())
-                .map_err(|(k, m)| err(&k, m))?;
+            p.validate(n_nodes).map_err(|(k, m)| err(&k, m))?;
         }
         if let Some(ts) = &self.timeseries {
-            let t = self.topology.build();
-            ts.validate(t.n_hosts + t.switches.len())
-                .map_err(|(k, m)| err(&k, m))?;
+            ts.validate(n_nodes).map_err(|(k, m)| err(&k, m))?;
+        }
+        if let Some(p) = &self.probe {
+            p.validate()
+                .map_err(|(k, m)| err(&format!("probe.{k}"), m))?;
         }
         if self.seeds == 0 || self.seeds > 1000 {
             return Err(err(
@@ -813,9 +821,6 @@ impl Config {
                 ));
             }
         }
-        self.topology
-            .validate()
-            .map_err(|(k, m)| err(&format!("topology.{k}"), m))?;
         self.switch
             .validate()
             .map_err(|(k, m)| err(&format!("switch.{k}"), m))?;
@@ -1012,6 +1017,21 @@ impl Config {
             return Err(err(
                 "packet.mss",
                 "RDMA payloads are at most 4096B (RoCEv2 MTU)".into(),
+            ));
+        }
+        let runs = self
+            .sweep
+            .axes
+            .iter()
+            .fold(self.schemes.len() as u128 * self.seeds as u128, |n, a| {
+                n * a.values.len() as u128
+            });
+        if runs > MAX_RUNS as u128 {
+            return Err(err(
+                "sweep.axes",
+                format!(
+                    "{runs} runs (schemes x seeds x the values of every axis); at most {MAX_RUNS} in one experiment: split it"
+                ),
             ));
         }
         for (i, a) in self.sweep.axes.iter().enumerate() {

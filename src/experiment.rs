@@ -519,8 +519,9 @@ pub fn collect(
     let mss = sim.transport.mss();
     let header = sim.transport.header();
     let with_ack = !matches!(sim.transport, TransportSpec::Udp { .. });
-    let n_hosts = sim.net.n_hosts;
-    let mut path_cache: Vec<Option<(Vec<Hop>, Vec<Hop>)>> = vec![None; n_hosts * n_hosts];
+    // Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
+    let mut path_cache: std::collections::HashMap<(u32, u32), (Vec<Hop>, Vec<Hop>)> =
+        std::collections::HashMap::new();
     let mut records = Vec::with_capacity(sim.total);
     let mut totals = RunTotals {
         flows: match (&sim.rdma, cfg.end_when) {
@@ -530,11 +531,9 @@ pub fn collect(
         ..Default::default()
     };
     let mut ideal_of = |src: u32, dst: u32, size: u64| {
-        let key = src as usize * n_hosts + dst as usize;
-        if path_cache[key].is_none() {
-            path_cache[key] = Some((hops_of(sim, src, dst), hops_of(sim, dst, src)));
-        }
-        let (fwd, rev) = path_cache[key].as_ref().unwrap();
+        let (fwd, rev) = path_cache
+            .entry((src, dst))
+            .or_insert_with(|| (hops_of(sim, src, dst), hops_of(sim, dst, src)));
         ideal_fct(size, mss, header, fwd, rev, with_ack)
     };
     if let Some(r) = &sim.rdma {

@@ -25,6 +25,7 @@
 //! iteration over hash maps, parallelism only across independent runs. The same config and
 //! seed give byte-identical outputs whatever the thread count.
 
+pub mod budget;
 pub mod cli;
 pub mod config;
 pub mod engine;

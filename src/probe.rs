@@ -45,6 +45,34 @@ pub struct ProbeConfig {
     pub interval: SimTime,
 }
 
+/// Most samples per probed queue (duration / interval).
+pub const MAX_SAMPLES: u64 = 10_000_000;
+
+impl ProbeConfig {
+    /// Checks ranges; returns `(key, message)` on error.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        if self.interval < SimTime::from_ns(10) || self.interval > SimTime::from_ms(1000) {
+            return Err(("interval".into(), "must be in 10ns..=1s".into()));
+        }
+        if self.duration.0 == 0 || self.duration > SimTime::from_ms(1_000_000) {
+            return Err(("duration".into(), "must be in (0, 1000s]".into()));
+        }
+        if self.warmup > SimTime::from_ms(1_000_000) {
+            return Err(("warmup".into(), "must be at most 1000s".into()));
+        }
+        let n = self.duration.0 / self.interval.0;
+        if n > MAX_SAMPLES {
+            return Err((
+                "interval".into(),
+                format!(
+                    "duration / interval = {n} samples per queue, at most {MAX_SAMPLES}: sample less often"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn d_warmup() -> SimTime {
     SimTime::from_ms(10)
 }

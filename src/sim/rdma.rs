@@ -112,7 +112,8 @@ pub struct Pair {
 pub struct RdmaHost {
     pub spec: RdmaSpec,
     pub msgs: Vec<Msg>,
-    pairs: Vec<Option<Pair>>,
+    /// By `src · n_hosts + dst`, only the pairs that exchanged messages.
+    pairs: std::collections::BTreeMap<usize, Pair>,
     n_hosts: usize,
     sport_rng: RngStream,
     mp_rng: RngStream,
@@ -144,7 +145,7 @@ impl RdmaHost {
         RdmaHost {
             spec,
             msgs,
-            pairs: vec![None; n_hosts * n_hosts],
+            pairs: std::collections::BTreeMap::new(),
             n_hosts,
             sport_rng: RngStream::new(seed, "rdma.sport"),
             mp_rng: RngStream::new(seed, "mprdma"),
@@ -154,7 +155,10 @@ impl RdmaHost {
 
     /// The queue pairs of host pair `(src, dst)` (empty if none was created).
     pub fn pair_qps(&self, src: u32, dst: u32) -> &[FlowId] {
-        match &self.pairs[src as usize * self.n_hosts + dst as usize] {
+        match self
+            .pairs
+            .get(&(src as usize * self.n_hosts + dst as usize))
+        {
             Some(p) => &p.qps,
             None => &[],
         }
@@ -183,7 +187,7 @@ impl Sim {
             )
         };
         let host = self.rdma.as_mut().expect("RDMA run");
-        let pair = host.pairs[key].get_or_insert_with(Pair::default);
+        let pair = host.pairs.entry(key).or_default();
         let mut sport = 49_152 + (host.sport_rng.below(16_384) as u16);
         loop {
             let fits = match path {
@@ -249,17 +253,14 @@ impl Sim {
             stats: FlowStats::default(),
         });
         let key = src as usize * self.net.n_hosts + dst as usize;
-        self.rdma().pairs[key]
-            .get_or_insert_with(Pair::default)
-            .qps
-            .push(id);
+        self.rdma().pairs.entry(key).or_default().qps.push(id);
         id
     }
 
     /// Queue pair `i` of the pair, creating the pair's QPs on first use.
     fn pair_qp(&mut self, src: u32, dst: u32, i: usize) -> FlowId {
         let key = src as usize * self.net.n_hosts + dst as usize;
-        let have = self.rdma().pairs[key].as_ref().map_or(0, |p| p.qps.len());
+        let have = self.rdma().pairs.get(&key).map_or(0, |p| p.qps.len());
         if have == 0 {
             match self.rdma().spec.sched {
                 HostSched::SinglePath
@@ -280,7 +281,7 @@ impl Sim {
                 }
             }
         }
-        self.rdma().pairs[key].as_ref().expect("created").qps[i]
+        self.rdma().pairs.get(&key).expect("created").qps[i]
     }
 
     /// Posts `bytes` of message `msg` on queue pair `qp`. The caller makes the QP ready once
@@ -336,9 +337,10 @@ impl Sim {
             HostSched::Srm { .. } => {
                 self.pair_qp(src, dst, 0);
                 let key = src as usize * self.net.n_hosts + dst as usize;
-                self.rdma().pairs[key]
-                    .as_mut()
-                    .unwrap()
+                self.rdma()
+                    .pairs
+                    .get_mut(&key)
+                    .expect("created")
                     .pending
                     .push_back(m);
                 self.srm_refill(src, dst, true);
@@ -351,9 +353,10 @@ impl Sim {
                 } else {
                     self.pair_qp(src, dst, 0);
                     let key = src as usize * self.net.n_hosts + dst as usize;
-                    self.rdma().pairs[key]
-                        .as_mut()
-                        .unwrap()
+                    self.rdma()
+                        .pairs
+                        .get_mut(&key)
+                        .expect("created")
                         .pending
                         .push_back(m);
                     self.gpmp_dispatch(src, dst);
@@ -373,7 +376,7 @@ impl Sim {
         let mut n_posted = 0;
         loop {
             let host = self.rdma.as_ref().expect("RDMA run");
-            let pair = host.pairs[key].as_ref().expect("pair");
+            let pair = host.pairs.get(&key).expect("pair");
             let Some(&m) = pair.pending.front() else {
                 break;
             };
@@ -394,7 +397,7 @@ impl Sim {
             }
             self.post(qp, m, s);
             if self.rdma().msgs[m as usize].unposted == 0 {
-                self.rdma().pairs[key].as_mut().unwrap().pending.pop_front();
+                self.rdma().pairs.get_mut(&key).unwrap().pending.pop_front();
             }
             if !posted[..n_posted].contains(&qp) {
                 posted[n_posted] = qp;
@@ -414,7 +417,7 @@ impl Sim {
         };
         let key = src as usize * self.net.n_hosts + dst as usize;
         let host = self.rdma.as_ref().expect("RDMA run");
-        let Some(pair) = host.pairs[key].as_ref() else {
+        let Some(pair) = host.pairs.get(&key) else {
             return;
         };
         let qp = pair.qps[0];
@@ -434,7 +437,7 @@ impl Sim {
         let s = chunk.min(host.msgs[m as usize].unposted);
         self.post(qp, m, s);
         if self.rdma().msgs[m as usize].unposted == 0 {
-            self.rdma().pairs[key].as_mut().unwrap().pending.remove(pos);
+            self.rdma().pairs.get_mut(&key).unwrap().pending.remove(pos);
         }
         if kick {
             self.make_ready(qp);

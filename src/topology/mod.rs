@@ -201,6 +201,15 @@ impl TopologyConfig {
         }
     }
 
+    /// Number of switches.
+    pub fn n_switches(&self) -> usize {
+        match *self {
+            TopologyConfig::LeafSpine { leaves, spines, .. } => (leaves + spines) as usize,
+            TopologyConfig::FatTree { k, .. } => (k * k + k * k / 4) as usize,
+            TopologyConfig::Dumbbell { .. } => 2,
+        }
+    }
+
     /// The rate of the host access links.
     pub fn host_rate(&self) -> BitRate {
         match *self {
@@ -451,6 +460,13 @@ mod tests {
         let r = BitRate::from_gbps(10);
         for k in [2usize, 4, 6, 8] {
             let t = fat_tree(k, r, r, SimTime::from_us(1));
+            let c = TopologyConfig::FatTree {
+                k: k as u32,
+                host_rate: r,
+                fabric_rate: r,
+                link_delay: SimTime::from_us(1),
+            };
+            assert_eq!((c.n_hosts(), c.n_switches()), (t.n_hosts, t.switches.len()));
             assert_eq!(t.n_hosts, k * k * k / 4);
             assert_eq!(t.switches.len(), k * k + k * k / 4);
             // Every switch has k ports; every host one.

@@ -328,6 +328,28 @@ pub fn load_cdf(name: &str, base: &Path) -> Result<Cdf, String> {
 }
 
 impl WorkloadConfig {
+    /// An upper bound on the flows this workload generates (for a flow list: its lines,
+    /// counted cheaply from the file size at 10 bytes a line when it cannot be read).
+    pub fn max_flows(&self, base: &Path) -> u64 {
+        match self {
+            WorkloadConfig::Poisson { flows, .. } => *flows,
+            WorkloadConfig::Csv { file } => std::fs::read(base.join(file))
+                .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64 + 1)
+                .unwrap_or(0),
+            WorkloadConfig::Incast { fan_in, bursts, .. } => *fan_in as u64 * *bursts as u64,
+            WorkloadConfig::PartitionAggregate {
+                fan_in, queries, ..
+            } => *fan_in as u64 * *queries as u64,
+            WorkloadConfig::Sequential {
+                workflows,
+                requests,
+                ..
+            } => 2 * *workflows as u64 * *requests as u64,
+            WorkloadConfig::Flows { flows } => flows.len() as u64,
+            WorkloadConfig::Mix { parts } => parts.iter().map(|p| p.max_flows(base)).sum(),
+        }
+    }
+
     /// The files this workload reads (CDF files, flow lists), as given (relative to the
     /// config's directory).
     pub fn input_files(&self) -> Vec<PathBuf> {

@@ -373,3 +373,92 @@ fn figures_cannot_overwrite_dcsim_files() {
         );
     }
 }
+
+#[test]
+fn a_config_bigger_than_the_machine_stops_before_allocating() {
+    // k = 64: 65 536 hosts; the routing tables alone need tens of GiB.
+    let c = cfg(
+        "[topology]\nkind = \"fat_tree\"\nk = 64\n[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 60000, size = \"10KB\" }]\n",
+    );
+    let base = std::path::Path::new(".");
+    let e = dcsim::budget::estimate(&c, base);
+    assert!(e.routes > 30 << 30, "{e}");
+    let msg = dcsim::budget::check(&c, base, 1, 24 << 30).unwrap_err();
+    assert!(
+        msg.contains("GiB") && msg.contains("24.0 GiB available"),
+        "{msg}"
+    );
+    // The same check through the command line, when this machine is smaller than the need.
+    if dcsim::budget::available().is_some_and(|a| a < e.total()) {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            tmp.path(),
+            "big.toml",
+            "[topology]\nkind = \"fat_tree\"\nk = 64\n[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 60000, size = \"10KB\" }]\n",
+        );
+        for cmd in ["validate", "run"] {
+            let t0 = std::time::Instant::now();
+            let o = dcsim(&[cmd, "big.toml"], tmp.path());
+            assert!(
+                !o.status.success() && err(&o).contains("available"),
+                "{}",
+                err(&o)
+            );
+            assert!(t0.elapsed().as_secs() < 5, "{cmd} built something first");
+        }
+    }
+    // Ten million flows of flow state, with 8 runs at once, against 24 GiB.
+    let c = cfg("[workload]\nkind = \"poisson\"\nflows = 10000000\n");
+    assert!(
+        dcsim::budget::check(&c, base, 8, 24 << 30)
+            .unwrap_err()
+            .contains("-j")
+    );
+    assert!(dcsim::budget::check(&c, base, 1, 24 << 30).is_ok());
+}
+
+#[test]
+fn impossible_amounts_of_work_are_rejected_up_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 10 values on each of 8 axes, 2 schemes: 2 * 10^8 runs.
+    let mut huge = String::from("schemes = [\"TCP\", \"DCTCP\"]\n[sweep]\naxes = [\n");
+    for (i, k) in [
+        "workload.load",
+        "tcp.init_cwnd",
+        "tcp.min_cwnd",
+        "dctcp.g",
+        "tcp.dupthresh",
+        "tcp.rto_backoff",
+        "workload.flows",
+        "packet.mss",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let vals: Vec<String> = (1..=10).map(|v| format!("{}", v + i)).collect();
+        huge += &format!("  {{ key = \"{k}\", values = [{}] }},\n", vals.join(", "));
+    }
+    huge += "]\n";
+    for (text, needle) in [
+        (huge.as_str(), "at most 1000000"),
+        ("[probe]\ninterval = \"0s\"\n", "probe.interval"),
+        (
+            "[probe]\ninterval = \"10ns\"\nduration = \"10s\"\n",
+            "samples per queue",
+        ),
+        ("[topology]\nkind = \"fat_tree\"\nk = 66\n", "topology.k"),
+    ] {
+        write(tmp.path(), "w.toml", text);
+        let t0 = std::time::Instant::now();
+        let o = dcsim(&["validate", "w.toml"], tmp.path());
+        assert!(!o.status.success(), "accepted:\n{text}");
+        assert!(err(&o).contains(needle), "{needle}: {}", err(&o));
+        assert!(t0.elapsed().as_secs() < 5);
+    }
+    let o = dcsim(&["run", "-j", "100000"], tmp.path());
+    assert!(
+        !o.status.success() && err(&o).contains("1..=1024"),
+        "{}",
+        err(&o)
+    );
+}
