@@ -837,6 +837,18 @@ impl Config {
                 format!("must be in 20B..=200B, got {}", p.header),
             ));
         }
+        // Buffers that can hold what they promise, for the switch every scheme runs with.
+        for name in &self.schemes {
+            if let Some(scheme) = Scheme::builtin(name) {
+                self.check_buffers(&self.switch_for(&scheme))
+                    .map_err(|(k, m)| {
+                        err(
+                            &format!("switch.buffer.{k}"),
+                            format!("{m} (scheme {name})"),
+                        )
+                    })?;
+            }
+        }
         let t = &self.tcp;
         if !(1.0..=1000.0).contains(&t.init_cwnd) {
             return Err(err(
@@ -926,8 +938,14 @@ impl Config {
                 format!("must be in 0..=64, got {}", g.paths),
             ));
         }
-        if g.slice.0 == 0 {
-            return Err(err("gpmp.slice", "must be positive".into()));
+        if g.slice < self.packet.mss {
+            return Err(err(
+                "gpmp.slice",
+                format!(
+                    "must be at least one packet's payload (packet.mss = {}), got {}",
+                    self.packet.mss, g.slice
+                ),
+            ));
         }
         if let Some(limit) = g.limit
             && limit < g.slice
@@ -1005,8 +1023,14 @@ impl Config {
         if !(1.0..=1000.0).contains(&m.init_cwnd) {
             return Err(err("mprdma.init_cwnd", "must be in 1..=1000".into()));
         }
-        if self.srm.chunk.0 == 0 {
-            return Err(err("srm.chunk", "must be positive".into()));
+        if self.srm.chunk < self.packet.mss {
+            return Err(err(
+                "srm.chunk",
+                format!(
+                    "must be at least one packet's payload (packet.mss = {}), got {}",
+                    self.packet.mss, self.srm.chunk
+                ),
+            ));
         }
         let rdma_schemes = self
             .schemes
@@ -1186,7 +1210,7 @@ impl Config {
             }
         }
         self.workload
-            .validate(self.topology.n_hosts(), base)
+            .validate(self.topology.n_hosts(), self.topology.host_rate(), base)
             .map_err(|(k, m)| err(&format!("workload.{k}"), m))?;
         Ok(())
     }
@@ -1260,6 +1284,68 @@ impl Config {
         self.pfabric
             .rto
             .unwrap_or_else(|| SimTime(3 * self.base_rtt().0))
+    }
+
+    /// Checks that switch buffers `s` hold what their configuration promises in this topology:
+    /// a static port at least one packet (and its PFC XOFF threshold no more than the port),
+    /// a shared pool at least its reserves and PFC headrooms plus one packet.
+    fn check_buffers(&self, s: &SwitchConfig) -> Result<(), (String, String)> {
+        use crate::net::buffer::{BufferKind, Headroom};
+        let b = &s.buffer;
+        let packet = self.packet.mss.0 + self.packet.header.0;
+        match b.kind {
+            BufferKind::Static => {
+                if b.per_port.0 < packet {
+                    return Err((
+                        "per_port".into(),
+                        format!(
+                            "{} holds no packet ({packet} B on the wire): every packet would be dropped",
+                            b.per_port
+                        ),
+                    ));
+                }
+                if let Some(x) = b.pfc_xoff
+                    && (x > b.per_port || x.0 < packet)
+                {
+                    return Err((
+                        "pfc_xoff".into(),
+                        format!(
+                            "{x} must lie between one packet ({packet} B) and per_port ({})",
+                            b.per_port
+                        ),
+                    ));
+                }
+            }
+            BufferKind::Shared => {
+                let (ports, rate, delay) = self.topology.switch_extremes();
+                let lossless = s.pfc.mask(s.queues).count_ones() as u64;
+                let headroom = match b.headroom {
+                    Headroom::Bytes(h) => h.0,
+                    Headroom::Auto => 2 * rate.bytes_in(delay) + 2 * packet + 64,
+                };
+                let set_aside =
+                    (b.reserve.0 * s.queues as u64 + headroom * lossless) * ports as u64;
+                if set_aside + packet > b.size.0 {
+                    return Err((
+                        "size".into(),
+                        format!(
+                            "{} is smaller than what a switch of {ports} ports sets aside: {} reserve x {} queues{} per port = {set_aside} B, plus one packet",
+                            b.size,
+                            b.reserve,
+                            s.queues,
+                            if lossless > 0 {
+                                format!(
+                                    " + {headroom} B PFC headroom x {lossless} lossless priorities"
+                                )
+                            } else {
+                                String::new()
+                            }
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The size classes of `[metrics]`.

@@ -396,6 +396,14 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
     let specs = cfg
         .workload
         .generate(n_hosts, cfg.topology.host_rate(), plan.seed, base)?;
+    // Flows that would arrive after the stop time never happen: they are not generated.
+    let specs = match cfg.stop_time {
+        Some(stop) => specs
+            .into_iter()
+            .filter(|f| f.after.is_some() || f.start < stop)
+            .collect(),
+        None => specs,
+    };
     let topo = cfg.topology.build();
     let transport = match plan.scheme.transport {
         TransportKind::Tcp

@@ -135,6 +135,9 @@ impl BitRate {
     pub const fn bps(self) -> u64 {
         self.0
     }
+    pub const fn from_mbps(m: u64) -> Self {
+        BitRate(m * 1_000_000)
+    }
     pub const fn from_gbps(g: u64) -> Self {
         BitRate(g * 1_000_000_000)
     }

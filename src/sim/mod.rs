@@ -440,7 +440,7 @@ impl Sim {
                 self.now = self.now.max(until);
                 return None;
             }
-            while t >= self.sample_at {
+            while t >= self.sample_at && self.sample_at != SimTime::MAX {
                 self.take_sample();
             }
             let (t, ev) = self.ev.pop().expect("peeked");

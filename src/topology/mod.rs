@@ -154,6 +154,49 @@ impl TopologyConfig {
                 Ok(())
             }
         };
+        let (rates, delays): (Vec<(&str, BitRate)>, Vec<(&str, SimTime)>) = match *self {
+            TopologyConfig::LeafSpine {
+                host_rate,
+                fabric_rate,
+                link_delay,
+                ..
+            }
+            | TopologyConfig::FatTree {
+                host_rate,
+                fabric_rate,
+                link_delay,
+                ..
+            } => (
+                vec![("host_rate", host_rate), ("fabric_rate", fabric_rate)],
+                vec![("link_delay", link_delay)],
+            ),
+            TopologyConfig::Dumbbell {
+                host_rate,
+                bottleneck_rate,
+                link_delay,
+                bottleneck_delay,
+                ..
+            } => (
+                vec![
+                    ("host_rate", host_rate),
+                    ("bottleneck_rate", bottleneck_rate),
+                ],
+                vec![
+                    ("link_delay", link_delay),
+                    ("bottleneck_delay", bottleneck_delay),
+                ],
+            ),
+        };
+        for (k, r) in rates {
+            if r < BitRate::from_mbps(1) || r > BitRate::from_gbps(100_000) {
+                return Err((k.into(), format!("must be in 1Mbps..=100Tbps, got {r}")));
+            }
+        }
+        for (k, d) in delays {
+            if d > SimTime::from_ms(1000) {
+                return Err((k.into(), format!("must be at most 1s, got {d}")));
+            }
+        }
         match *self {
             TopologyConfig::LeafSpine {
                 hosts_per_leaf,
@@ -198,6 +241,44 @@ impl TopologyConfig {
             } => (hosts_per_leaf * leaves) as usize,
             TopologyConfig::FatTree { k, .. } => (k * k * k / 4) as usize,
             TopologyConfig::Dumbbell { left, right, .. } => (left + right) as usize,
+        }
+    }
+
+    /// The most ports a switch has, and the fastest link rate and longest delay of the
+    /// topology (bounds for buffer checks).
+    pub fn switch_extremes(&self) -> (usize, BitRate, SimTime) {
+        match *self {
+            TopologyConfig::LeafSpine {
+                hosts_per_leaf,
+                leaves,
+                spines,
+                host_rate,
+                fabric_rate,
+                link_delay,
+            } => (
+                ((hosts_per_leaf + spines).max(leaves)) as usize,
+                host_rate.max(fabric_rate),
+                link_delay,
+            ),
+            TopologyConfig::FatTree {
+                k,
+                host_rate,
+                fabric_rate,
+                link_delay,
+            } => (k as usize, host_rate.max(fabric_rate), link_delay),
+            TopologyConfig::Dumbbell {
+                left,
+                right,
+                host_rate,
+                bottleneck_rate,
+                link_delay,
+                bottleneck_delay,
+                bottleneck_links,
+            } => (
+                (left.max(right) + bottleneck_links) as usize,
+                host_rate.max(bottleneck_rate),
+                link_delay.max(bottleneck_delay),
+            ),
         }
     }
 

@@ -366,13 +366,19 @@ impl WorkloadConfig {
     }
 
     /// Checks the workload against the topology; returns `(key, message)`.
-    pub fn validate(&self, n_hosts: usize, base: &Path) -> Result<(), (String, String)> {
+    pub fn validate(
+        &self,
+        n_hosts: usize,
+        host_rate: BitRate,
+        base: &Path,
+    ) -> Result<(), (String, String)> {
         let e = |k: &str, m: String| Err((k.to_string(), m));
         match self {
             WorkloadConfig::Poisson {
                 size_cdf,
                 load,
                 flows,
+                start,
                 ..
             } => {
                 if !(*load > 0.0 && *load <= 1.0) {
@@ -384,7 +390,20 @@ impl WorkloadConfig {
                 if n_hosts < 2 {
                     return e("kind", "poisson needs at least 2 hosts".into());
                 }
-                load_cdf(size_cdf, base).map_err(|m| ("size_cdf".to_string(), m))?;
+                let cdf = load_cdf(size_cdf, base).map_err(|m| ("size_cdf".to_string(), m))?;
+                // The arrivals must fit in simulated time: the expected time of the last.
+                let span = start.as_secs_f64()
+                    + *flows as f64 * cdf.mean() * 8.0
+                        / (load * host_rate.bps() as f64 * n_hosts as f64);
+                if span > MAX_ARRIVAL_SPAN_S {
+                    return e(
+                        "load",
+                        format!(
+                            "{flows} flows at load {load} would arrive over about {span:.3e} s of simulated time (mean size {:.0} B, {n_hosts} hosts); at most {MAX_ARRIVAL_SPAN_S} s: raise the load or lower `flows`",
+                            cdf.mean()
+                        ),
+                    );
+                }
             }
             WorkloadConfig::Csv { file } => {
                 read_csv(&base.join(file), n_hosts).map_err(|m| ("file".to_string(), m))?;
@@ -499,7 +518,7 @@ impl WorkloadConfig {
                     return e("parts", "lists no workloads".into());
                 }
                 for (i, p) in parts.iter().enumerate() {
-                    p.validate(n_hosts, base)
+                    p.validate(n_hosts, host_rate, base)
                         .map_err(|(k, m)| (format!("parts[{i}].{k}"), m))?;
                 }
             }
@@ -776,11 +795,22 @@ impl WorkloadConfig {
                 })
                 .collect(),
         };
+        let horizon = SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S);
+        if let Some(f) = v.iter().find(|f| f.start > horizon) {
+            return Err(format!(
+                "flow {} would start at {}, beyond {MAX_ARRIVAL_SPAN_S} s of simulated time",
+                f.id, f.start
+            ));
+        }
         // Flows that start on their own first, by start time; dependent flows after.
         v.sort_by_key(|f| (f.after.is_some(), f.start, f.id));
         Ok(v)
     }
 }
+
+/// Longest span of generated arrivals, in simulated seconds (a workload spread wider cannot
+/// be simulated in any useful time; picosecond time itself would overflow at 213 days).
+pub const MAX_ARRIVAL_SPAN_S: f64 = 10_000.0;
 
 /// Largest time a flow list may give, in ns (about 11.6 days): sums of a start time and a
 /// deadline stay far from overflowing picosecond time.

@@ -462,3 +462,64 @@ fn impossible_amounts_of_work_are_rejected_up_front() {
         err(&o)
     );
 }
+
+#[test]
+fn configurations_that_cannot_make_progress_are_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (text, needle) in [
+        // Arrivals spread over 10^12 times the useful time (used to run forever).
+        (
+            "[workload]\nkind = \"poisson\"\nload = 1e-12\nflows = 20\n",
+            "workload.load",
+        ),
+        // A port that holds no packet drops everything (used to never end).
+        (
+            "[switch]\nbuffer = { kind = \"static\", per_port = \"1000B\" }\n",
+            "holds no packet",
+        ),
+        // A 1-byte GPMP slice: a packet per byte.
+        (
+            "schemes = [\"GPMP\"]\n[gpmp]\nslice = \"1B\"\n",
+            "gpmp.slice",
+        ),
+        (
+            "schemes = [\"SRM-like\"]\n[srm]\nchunk = \"10B\"\n",
+            "srm.chunk",
+        ),
+        (
+            "[topology]\nkind = \"dumbbell\"\nlink_delay = \"1000s\"\n",
+            "topology.link_delay",
+        ),
+        (
+            "[topology]\nkind = \"leaf_spine\"\nhost_rate = \"100Kbps\"\n",
+            "topology.host_rate",
+        ),
+        // Inconsistent buffers: reserves beyond the pool, XOFF beyond the port.
+        (
+            "[switch]\nqueues = 2\nbuffer = { kind = \"shared\", size = \"10KB\", reserve = \"1MB\" }\n",
+            "sets aside",
+        ),
+        (
+            "[switch]\npfc = { enabled = true }\nbuffer = { kind = \"static\", per_port = \"3KB\", pfc_xoff = \"100KB\" }\n",
+            "pfc_xoff",
+        ),
+    ] {
+        write(tmp.path(), "n.toml", text);
+        let t0 = std::time::Instant::now();
+        let o = dcsim(&["run", "n.toml", "-q"], tmp.path());
+        assert!(!o.status.success(), "accepted:\n{text}");
+        assert!(err(&o).contains(needle), "{needle}: {}", err(&o));
+        assert!(t0.elapsed().as_secs() < 5, "{text}");
+    }
+}
+
+#[test]
+fn arrivals_after_the_stop_time_are_not_generated() {
+    // At load 0.5 on 16 hosts web-search flows arrive at about 5 800/s, so the 2000 flows over
+    // about 0.34 s; with a 5 ms stop only the ~29 arriving before it exist (none counted as
+    // unfinished that never began).
+    let c = cfg("stop_time = \"5ms\"\n[workload]\nkind = \"poisson\"\nload = 0.5\nflows = 2000\n");
+    let r = crate::common::run(&c, "DCTCP");
+    assert!((10..60).contains(&r.totals.flows), "{}", r.totals.flows);
+    assert!(r.records.iter().all(|f| f.start_ps < 5_000_000_000));
+}
