@@ -154,7 +154,8 @@ impl TopologyConfig {
                 Ok(())
             }
         };
-        let (rates, delays): (Vec<(&str, BitRate)>, Vec<(&str, SimTime)>) = match *self {
+        type Named<T> = Vec<(&'static str, T)>;
+        let (rates, delays): (Named<BitRate>, Named<SimTime>) = match *self {
             TopologyConfig::LeafSpine {
                 host_rate,
                 fabric_rate,
