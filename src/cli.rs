@@ -381,6 +381,15 @@ pub fn run_experiment(
                 if let Some((b, _)) = &bar {
                     b.finish_and_clear();
                 }
+                if r.totals.finished < r.totals.flows && r.end_reason == crate::sim::EndReason::Idle {
+                    // Loud even when quiet: averages cover finished flows only.
+                    eprintln!(
+                        "warning: run {}: {} of {} flows never finished and nothing was left to do (end_reason = idle in summary.csv); its averages cover finished flows only",
+                        p.id,
+                        r.totals.flows - r.totals.finished,
+                        r.totals.flows
+                    );
+                }
                 if !r.conservation.holds() {
                     bail!("run {}: byte conservation violated: {:?}", p.id, r.conservation);
                 }

@@ -800,6 +800,19 @@ impl Config {
                 format!("must be in 1..=1000, got {}", self.seeds),
             ));
         }
+        if let Some(t) = self.end_when
+            && !self.workload.tags().contains(&t)
+        {
+            let have: Vec<&str> = self.workload.tags().iter().map(|t| t.name()).collect();
+            return Err(err(
+                "end_when",
+                format!(
+                    "no flow of this workload is tagged `{}` (its tags: {}): the run would end at once",
+                    t.name(),
+                    have.join(", ")
+                ),
+            ));
+        }
         if self.stop_time == Some(SimTime::ZERO) {
             return Err(err("stop_time", "must be positive".into()));
         }
@@ -840,6 +853,19 @@ impl Config {
         // Buffers that can hold what they promise, for the switch every scheme runs with.
         for name in &self.schemes {
             if let Some(scheme) = Scheme::builtin(name) {
+                if scheme.transport == TransportKind::Rdma && self.rdma.rto.is_none() {
+                    let sw = self.switch_for(&scheme);
+                    let lossless = sw.pfc.mask(sw.queues);
+                    let data = if scheme.class_prio { 0b110 } else { 0b010 };
+                    if lossless & data != data {
+                        return Err(err(
+                            "rdma.rto",
+                            format!(
+                                "scheme {name} sends data on priorities PFC does not protect, and without a retransmission timeout go-back-N strands a message whose last packets are lost: set rdma.rto (e.g. \"1ms\") or enable PFC for them"
+                            ),
+                        ));
+                    }
+                }
                 self.check_buffers(&self.switch_for(&scheme))
                     .map_err(|(k, m)| {
                         err(

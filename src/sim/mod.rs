@@ -155,6 +155,17 @@ pub enum EndReason {
     Idle,
 }
 
+impl EndReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::AllFinished => "all_finished",
+            EndReason::TagFinished => "tag_finished",
+            EndReason::StopTime => "stop_time",
+            EndReason::Idle => "idle",
+        }
+    }
+}
+
 /// A snapshot of a run's progress, reported every 2^20 events.
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {

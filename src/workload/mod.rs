@@ -350,6 +350,17 @@ impl WorkloadConfig {
         }
     }
 
+    /// The tags its flows may carry.
+    pub fn tags(&self) -> Vec<FlowTag> {
+        match self {
+            WorkloadConfig::Poisson { tag, .. } | WorkloadConfig::Incast { tag, .. } => vec![*tag],
+            WorkloadConfig::PartitionAggregate { .. } => vec![FlowTag::Query],
+            WorkloadConfig::Sequential { .. } => vec![FlowTag::Request, FlowTag::Workflow],
+            WorkloadConfig::Csv { .. } | WorkloadConfig::Flows { .. } => vec![FlowTag::Flow],
+            WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.tags()).collect(),
+        }
+    }
+
     /// The files this workload reads (CDF files, flow lists), as given (relative to the
     /// config's directory).
     pub fn input_files(&self) -> Vec<PathBuf> {

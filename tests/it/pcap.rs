@@ -106,7 +106,7 @@ fn tcp_trace_reads_back_in_tshark() {
 #[test]
 fn roce_trace_reads_back_in_tshark() {
     let c = common::cfg(&format!(
-        "schemes = [\"SP-RDMA\"]\n{DUMBBELL}[pcap]\nnodes = [0, 2]\nstart = \"0us\"\nend = \"1ms\"\n"
+        "schemes = [\"SP-RDMA\"]\n{DUMBBELL}[rdma]\nrto = \"1ms\"\n[pcap]\nnodes = [0, 2]\nstart = \"0us\"\nend = \"1ms\"\n"
     ));
     let (_tmp, file) = write_run(&c, "SP-RDMA");
     let Some(rows) = tshark(

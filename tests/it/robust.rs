@@ -479,11 +479,11 @@ fn configurations_that_cannot_make_progress_are_rejected() {
         ),
         // A 1-byte GPMP slice: a packet per byte.
         (
-            "schemes = [\"GPMP\"]\n[gpmp]\nslice = \"1B\"\n",
+            "schemes = [\"GPMP\"]\n[rdma]\nrto = \"1ms\"\n[gpmp]\nslice = \"1B\"\n",
             "gpmp.slice",
         ),
         (
-            "schemes = [\"SRM-like\"]\n[srm]\nchunk = \"10B\"\n",
+            "schemes = [\"SRM-like\"]\n[rdma]\nrto = \"1ms\"\n[srm]\nchunk = \"10B\"\n",
             "srm.chunk",
         ),
         (
@@ -493,6 +493,13 @@ fn configurations_that_cannot_make_progress_are_rejected() {
         (
             "[topology]\nkind = \"leaf_spine\"\nhost_rate = \"100Kbps\"\n",
             "topology.host_rate",
+        ),
+        // RDMA on a lossy fabric without a timeout (used to strand messages, exit 0).
+        ("schemes = [\"GPMP\"]\n", "rdma.rto"),
+        // A tag no workload part has (used to end after one flow).
+        (
+            "end_when = \"query\"\n[workload]\nkind = \"poisson\"\n",
+            "end_when",
         ),
         // Inconsistent buffers: reserves beyond the pool, XOFF beyond the port.
         (
@@ -522,4 +529,29 @@ fn arrivals_after_the_stop_time_are_not_generated() {
     let r = crate::common::run(&c, "DCTCP");
     assert!((10..60).contains(&r.totals.flows), "{}", r.totals.flows);
     assert!(r.records.iter().all(|f| f.start_ps < 5_000_000_000));
+}
+
+#[test]
+fn a_run_that_strands_flows_says_so() {
+    // Unreliable UDP into a 3-packet port: packets are lost, flows never finish, the run
+    // ends idle. It must say so on stderr (even with -q) and in summary.csv.
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "u.toml",
+        "name = \"u\"\nschemes = [\"UDP\"]\n[switch]\nbuffer = { kind = \"static\", per_port = \"4.5KB\" }\n\
+         [workload]\nkind = \"incast\"\nfan_in = 4\nsize = \"100KB\"\n",
+    );
+    let o = dcsim(&["run", "u.toml", "-q"], tmp.path());
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        err(&o).contains("never finished") && err(&o).contains("idle"),
+        "{}",
+        err(&o)
+    );
+    let text = std::fs::read_to_string(tmp.path().join("results/u/summary.csv")).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let h = r.headers().unwrap().clone();
+    let i = h.iter().position(|c| c == "end_reason").unwrap();
+    assert!(r.records().all(|x| &x.unwrap()[i] == "idle"));
 }
