@@ -5,7 +5,7 @@
 //! execute at once or in which order.
 
 use crate::config::{Config, Scheme, TransportKind};
-use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord, ideal_fct};
+use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord, ideal_fct_multipath};
 use crate::net::BuildOpts;
 use crate::sim::{Conservation, EndReason, Sim, SimSetup, TransportSpec};
 use crate::transport::Proto;
@@ -507,6 +507,34 @@ fn hops_of(sim: &Sim, src: u32, dst: u32) -> Vec<Hop> {
         .collect()
 }
 
+/// The parallel links at each hop of the shortest paths from `src` to `dst`: 1 for the host's
+/// link, then, stage by stage, every link some shortest path takes there (the cut the flow's
+/// packets could spread over).
+fn widths_of(sim: &Sim, src: u32, dst: u32) -> Vec<u32> {
+    let net = &sim.net;
+    let mut widths = vec![1];
+    let mut layer = vec![net.ports[net.host_port(src).idx()].peer_node];
+    while let Some(&n) = layer.first() {
+        if n.idx() == dst as usize || net.is_host(n) {
+            break;
+        }
+        let mut links = 0u32;
+        let mut next: Vec<crate::ids::NodeId> = Vec::new();
+        for &n in &layer {
+            for &p in net.routes.next_hops(n, dst) {
+                links += 1;
+                let m = net.ports[p.idx()].peer_node;
+                if !next.contains(&m) {
+                    next.push(m);
+                }
+            }
+        }
+        widths.push(links.max(1));
+        layer = next;
+    }
+    widths
+}
+
 /// The delay attribution of unit `i` (flow or message), for finished ones.
 fn attribution_of(sim: &Sim, i: usize, finished: bool) -> Option<crate::sim::attrib::Attribution> {
     if !finished {
@@ -528,7 +556,8 @@ pub fn collect(
     let header = sim.transport.header();
     let with_ack = !matches!(sim.transport, TransportSpec::Udp { .. });
     // Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
-    let mut path_cache: std::collections::HashMap<(u32, u32), (Vec<Hop>, Vec<Hop>)> =
+    type Path = (Vec<Hop>, Vec<u32>, Vec<Hop>);
+    let mut path_cache: std::collections::HashMap<(u32, u32), Path> =
         std::collections::HashMap::new();
     let mut records = Vec::with_capacity(sim.total);
     let mut totals = RunTotals {
@@ -538,11 +567,18 @@ pub fn collect(
         },
         ..Default::default()
     };
+    // One ideal for every scheme: the packets may use every equal-cost link at each hop, so
+    // it is a lower bound for any load balancer (on a fabric no slower than the host links it
+    // equals the single-path ideal).
     let mut ideal_of = |src: u32, dst: u32, size: u64| {
-        let (fwd, rev) = path_cache
-            .entry((src, dst))
-            .or_insert_with(|| (hops_of(sim, src, dst), hops_of(sim, dst, src)));
-        ideal_fct(size, mss, header, fwd, rev, with_ack)
+        let (fwd, widths, rev) = path_cache.entry((src, dst)).or_insert_with(|| {
+            (
+                hops_of(sim, src, dst),
+                widths_of(sim, src, dst),
+                hops_of(sim, dst, src),
+            )
+        });
+        ideal_fct_multipath(size, mss, header, fwd, widths, rev, with_ack)
     };
     if let Some(r) = &sim.rdma {
         for f in &sim.flows {
@@ -725,7 +761,7 @@ pub fn collect(
     let mut ports = Vec::with_capacity(sim.net.ports.len());
     let (mut hu, mut hn, mut fu, mut fnn) = (0.0, 0usize, 0.0, 0usize);
     for (i, p) in sim.net.ports.iter().enumerate() {
-        let util = p.stats.tx_bytes as f64 * 8.0 / (p.rate.bps() as f64 * dur / 1e12);
+        let util = p.busy_through(sim.now) as f64 / dur;
         let peer_node = sim.net.ports[p.peer.idx()].node;
         let host_link = sim.net.is_host(p.node) || sim.net.is_host(peer_node);
         if host_link {

@@ -370,10 +370,10 @@ struct Definitions {
 
 const DEFS: Definitions = Definitions {
     fct: "sender side: flow start to the arrival of the ACK covering the last byte (UDP: last byte received)",
-    ideal_fct: "idle network, unlimited window: store-and-forward pipeline of the flow's packets (mss + header bytes each, the last one shorter) over a shortest path, exact per-packet serialization plus propagation, plus the final ACK (header bytes) over the reverse path (no ACK term for UDP)",
+    ideal_fct: "idle network, unlimited window: store-and-forward pipeline of the flow's packets (mss + header bytes each, the last one shorter) over the shortest paths, exact per-packet serialization plus propagation, the packets free to use every link the shortest paths use at each stage (so a lower bound for every load balancer; the single-path ideal where the fabric is no slower than the host links), plus the final ACK (header bytes) over the reverse path (no ACK term for UDP)",
     slowdown: "fct / ideal_fct",
     percentiles: "nearest rank: value at rank ceil(p * n) of the sorted finished flows",
-    utilization: "tx_bytes * 8 / (rate * simulated duration)",
+    utilization: "time the port spent serializing within the run (the packet on the wire at the end counted up to the end) / simulated duration; at most 1",
 };
 
 /// Writes `bytes` to `path` atomically: into a hidden temporary file beside it, then renamed

@@ -9,9 +9,13 @@
 //! `mss + header` bytes on the wire except the last) cross the hops of a shortest path
 //! store-and-forward, back to back; the last packet leaves hop `i` at
 //! `L_i = max(L_{i−1} + d_{i−1}, D_i) + s_last/r_i`, where `D_i = Σ_{k≤i} s/r_k + Σ_{k<i} d_k +
-//! (n−2)·max_{k≤i} s/r_k` is when the previous (full) packet leaves hop `i`; then the final ACK
-//! (`header` bytes) returns over the reverse path, `Σ (header/r_k + d_k)`. Serialization times
-//! are exact integer picoseconds per packet. UDP flows have no ACK term.
+//! max_{k≤i} (⌈(n−1)/w_k⌉ − 1)·s/r_k` is when the previous (full) packet leaves hop `i`, with
+//! `w_k` the number of parallel equal links the flow's packets may take at hop `k` (1 for a
+//! single-path load balancer, where the term is `(n−2)·max s/r_k`; the equal-cost next hops for
+//! per-packet load balancers and multipath transports, so that the ideal is a lower bound for
+//! every load balancer); then the final ACK (`header` bytes) returns over the reverse path,
+//! `Σ (header/r_k + d_k)`. Serialization times are exact integer picoseconds per packet. UDP
+//! flows have no ACK term.
 //!
 //! **Slowdown** = FCT / ideal FCT (≥ 1 up to rounding on an idle path).
 //!
@@ -41,6 +45,22 @@ pub fn ideal_fct(
     rev: &[Hop],
     with_ack: bool,
 ) -> SimTime {
+    ideal_fct_multipath(size, mss, header, fwd, &[], rev, with_ack)
+}
+
+/// [`ideal_fct`] for a flow whose packets may take `widths[k]` parallel equal links at hop
+/// `k` (missing entries: 1): the full packets cross hop `k` in at least `⌈(n−1)/w_k⌉` rounds,
+/// so the last full packet leaves it no earlier than `⌈(n−1)/w_k⌉ − 1` serializations after
+/// the first. With every width 1 this is the single-path formula.
+pub fn ideal_fct_multipath(
+    size: u64,
+    mss: u32,
+    header: u32,
+    fwd: &[Hop],
+    widths: &[u32],
+    rev: &[Hop],
+    with_ack: bool,
+) -> SimTime {
     assert!(size > 0 && !fwd.is_empty());
     let mss = mss as u64;
     let n = size.div_ceil(mss);
@@ -49,9 +69,11 @@ pub fn ideal_fct(
     // Departure of the (n-1)th packet (the last full one) from each hop, and of the last.
     let mut last_dep = SimTime::ZERO;
     let mut first_dep = SimTime::ZERO; // departure of packet 1 from hop i
-    let mut max_full = SimTime::ZERO;
+    let mut max_pipe = SimTime::ZERO;
+    let mut full_dep = SimTime::ZERO; // departure of the last full packet from hop i
     let mut prev_delay = SimTime::ZERO;
     for (i, &(r, d)) in fwd.iter().enumerate() {
+        let w = widths.get(i).copied().unwrap_or(1).max(1) as u64;
         let sf = r.ser_time(s_full);
         let sl = r.ser_time(s_last);
         if n == 1 {
@@ -66,18 +88,26 @@ pub fn ideal_fct(
             } else {
                 first_dep + prev_delay + sf
             };
-            max_full = max_full.max(sf);
-            let d_prev = first_dep + SimTime(max_full.0 * (n - 2));
+            max_pipe = max_pipe.max(SimTime(sf.0 * ((n - 1).div_ceil(w) - 1)));
+            let d_prev = first_dep + max_pipe;
+            full_dep = d_prev;
             let arrive_last = if i == 0 {
                 SimTime::ZERO
             } else {
                 last_dep + prev_delay
             };
-            last_dep = arrive_last.max(d_prev) + sl;
+            // On one link the last packet leaves after the full one before it; with parallel
+            // links it may overtake it.
+            last_dep = if w == 1 {
+                arrive_last.max(d_prev) + sl
+            } else {
+                arrive_last + sl
+            };
         }
         prev_delay = d;
     }
-    let mut t = last_dep + prev_delay;
+    // The flow is complete when its last packet to arrive has arrived.
+    let mut t = last_dep.max(full_dep) + prev_delay;
     if with_ack {
         for &(r, d) in rev {
             t += r.ser_time(header as u64) + d;

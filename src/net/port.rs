@@ -276,6 +276,8 @@ pub struct PortStats {
     /// Packets / wire bytes that started transmission on this port.
     pub tx_pkts: u64,
     pub tx_bytes: u64,
+    /// Serialization time of the packets that started transmission (ps).
+    pub busy_ps: u64,
     /// Packets / wire bytes dropped on admission to this port's queues.
     pub drops: u64,
     pub drop_bytes: u64,
@@ -368,6 +370,11 @@ impl Port {
             0
         };
         self.paused_total[p] + open
+    }
+
+    /// Time this port spent serializing up to `t` (the packet on the wire counted up to `t`).
+    pub fn busy_through(&self, t: SimTime) -> u64 {
+        self.stats.busy_ps - self.busy_until.0.saturating_sub(t.0)
     }
 
     /// Serialization time of `bytes` on this port, exact.

@@ -514,8 +514,8 @@ impl Sim {
                 );
                 sp.queue(t, i, q, p, node, v);
             }
-            let (tx, rate) = (port.stats.tx_bytes, port.rate.bps());
-            sp.link(t, i, p, node, tx, rate);
+            let (tx, busy) = (port.stats.tx_bytes, port.busy_through(t));
+            sp.link(t, i, p, node, tx, busy);
         }
         for i in 0..sp.flows.len() {
             let f = sp.flows[i] as usize;
@@ -731,6 +731,7 @@ impl Sim {
         port.wire_bytes += pkt.size as u64;
         port.stats.tx_pkts += 1;
         port.stats.tx_bytes += pkt.size as u64;
+        port.stats.busy_ps += ser.0;
         self.packet_hops += 1;
         if is_host {
             self.cons.sent_pkts += 1;

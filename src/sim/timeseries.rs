@@ -122,7 +122,8 @@ pub struct Sampler {
     nq: usize,
     last_queue: Vec<Option<(u64, bool)>>,
     last_tx: Vec<u64>,
-    last_link: Vec<Option<u64>>,
+    last_busy: Vec<u64>,
+    last_link: Vec<Option<(u64, u64)>>,
     last_flow: Vec<Option<FlowSample>>,
     prev_t: SimTime,
     pub queues: String,
@@ -141,6 +142,7 @@ impl Sampler {
             end: cfg.end.unwrap_or(SimTime::MAX),
             last_queue: vec![None; ports.len() * nq],
             last_tx: vec![0; ports.len()],
+            last_busy: vec![0; ports.len()],
             last_link: vec![None; ports.len()],
             last_flow: vec![None; cfg.flows.len()],
             flows: cfg.flows.clone(),
@@ -192,7 +194,9 @@ impl Sampler {
         );
     }
 
-    /// Records a port's transmitted-bytes counter (slot `i`) at `t`, for a link of `rate_bps`.
+    /// Records a port's counters (slot `i`) at `t`: bytes that started transmission so far,
+    /// and time spent serializing up to `t` (ps). Utilization is the busy share of the
+    /// interval, so it never exceeds 1.
     pub fn link(
         &mut self,
         t: SimTime,
@@ -200,19 +204,21 @@ impl Sampler {
         port: usize,
         node: u32,
         tx_total: u64,
-        rate_bps: u64,
+        busy_total: u64,
     ) {
         let bytes = tx_total - self.last_tx[i];
+        let busy = busy_total - self.last_busy[i];
         self.last_tx[i] = tx_total;
-        if self.cfg.on_change && self.last_link[i] == Some(bytes) {
+        self.last_busy[i] = busy_total;
+        if self.cfg.on_change && self.last_link[i] == Some((bytes, busy)) {
             return;
         }
         if !self.room() {
             return;
         }
-        self.last_link[i] = Some(bytes);
-        let dt = (t.0 - self.prev_t.0).max(1) as f64 * 1e-12;
-        let util = bytes as f64 * 8.0 / (rate_bps as f64 * dt);
+        self.last_link[i] = Some((bytes, busy));
+        let dt = (t.0 - self.prev_t.0).max(1);
+        let util = busy as f64 / dt as f64;
         let _ = writeln!(self.links, "{},{port},{node},{bytes},{util:.6}", t.0);
     }
 
@@ -285,9 +291,10 @@ mod tests {
         s.queue(t + SimTime::from_us(1), 0, 0, 5, 9, (Bytes(0), false));
         s.queue(t + SimTime::from_us(2), 0, 0, 5, 9, (Bytes(1500), true));
         assert_eq!(s.queues.lines().count(), 3, "{}", s.queues);
-        // 1250 bytes in 1 us at 10 Gbps = full utilisation.
-        s.link(t, 0, 5, 9, 1250, 10_000_000_000);
-        assert!(s.links.lines().nth(1).unwrap().ends_with(",1250,1.000000"));
+        // The port serialized for the whole 1 us interval: full utilisation, whatever the
+        // bytes that started in it (here 1250 + a packet that runs on into the next one).
+        s.link(t, 0, 5, 9, 2750, 1_000_000);
+        assert!(s.links.lines().nth(1).unwrap().ends_with(",2750,1.000000"));
         let mut all = Sampler::new(&cfg(false, 1000), vec![5], 1);
         all.queue(t, 0, 0, 5, 9, (Bytes(0), false));
         all.queue(t, 0, 0, 5, 9, (Bytes(0), false));

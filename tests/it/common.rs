@@ -35,11 +35,66 @@ pub fn collect(s: &Sim, c: &Config, scheme: &str, reason: dcsim::sim::EndReason)
     r
 }
 
+/// The invariants every run of the suite must keep: byte conservation; per finished flow,
+/// finish after start, FCT at least the ideal (a lower bound for every load balancer), the
+/// delay attribution summing to the FCT; per port, utilization at most 1 and (static buffers)
+/// no more queued than the port holds; no drops in lossless priorities.
 pub fn assert_conserved(r: &RunResult) {
+    let id = &r.plan.id;
     assert!(
         r.conservation.holds(),
-        "byte conservation violated in {}: {:?}",
-        r.plan.id,
+        "byte conservation violated in {id}: {:?}",
         r.conservation
+    );
+    for f in &r.records {
+        if let (Some(fin), Some(fct)) = (f.finish_ps, f.fct_ps) {
+            assert!(
+                fin >= f.start_ps,
+                "{id}: flow {} finished before it started",
+                f.flow_id
+            );
+            assert!(
+                fct >= f.ideal_fct_ps,
+                "{id}: flow {} beat its ideal FCT ({fct} < {} ps)",
+                f.flow_id,
+                f.ideal_fct_ps
+            );
+            if let Some(a) = f.attribution {
+                assert_eq!(
+                    a.total(),
+                    fct,
+                    "{id}: flow {}: attribution {a:?}",
+                    f.flow_id
+                );
+            }
+        }
+    }
+    let sw = r.plan.config.switch_for(&r.plan.scheme);
+    // A static port's size bounds its lossy traffic; lossless traffic is bounded per ingress
+    // (XOFF plus headroom), so with PFC an egress may hold more (README, `[switch.buffer]`).
+    let static_cap = (sw.buffer.kind == dcsim::net::buffer::BufferKind::Static
+        && sw.pfc.mask(sw.queues) == 0)
+        .then_some(sw.buffer.per_port.0);
+    for p in &r.ports {
+        assert!(
+            p.utilization <= 1.0 + 1e-9,
+            "{id}: port {} utilization {}",
+            p.port,
+            p.utilization
+        );
+        if let Some(cap) = static_cap
+            && !p.node.starts_with('h')
+        {
+            assert!(
+                p.max_queue_bytes <= cap,
+                "{id}: port {} queued {} B, buffer {cap} B",
+                p.port,
+                p.max_queue_bytes
+            );
+        }
+    }
+    assert!(
+        r.switches.iter().all(|s| s.drops_lossless == 0),
+        "{id}: a lossless priority dropped packets"
     );
 }

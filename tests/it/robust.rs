@@ -555,3 +555,32 @@ fn a_run_that_strands_flows_says_so() {
     let i = h.iter().position(|c| c == "end_reason").unwrap();
     assert!(r.records().all(|x| &x.unwrap()[i] == "idle"));
 }
+
+#[test]
+fn the_ideal_fct_is_a_lower_bound_for_spraying_too() {
+    // 10 Gbps hosts over four 2.5 Gbps spines: sprayed, one flow uses all four at once and
+    // beats the single-path ideal (a 2.5 Gbps pipe), which used to give slowdowns below 1.
+    let c = cfg(
+        "schemes = [\"TCP+spray\"]\n[topology]\nkind = \"leaf_spine\"\nhosts_per_leaf = 1\nleaves = 2\nspines = 4\n\
+         fabric_rate = \"2.5Gbps\"\n[tcp]\ninit_cwnd = 1000\n\
+         [workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size = \"1MB\" }]\n",
+    );
+    let r = crate::common::run(&c, "TCP+spray"); // checks FCT >= ideal
+    let f = &r.records[0];
+    let (h, fab, d) = (
+        dcsim::units::BitRate::from_gbps(10),
+        dcsim::units::BitRate::from_mbps(2500),
+        dcsim::units::SimTime::from_us(1),
+    );
+    let path = [(h, d), (fab, d), (fab, d), (h, d)];
+    let single = dcsim::metrics::ideal_fct(1_000_000, 1460, 78, &path, &path, true);
+    let fct = f.fct_ps.unwrap();
+    assert!(
+        fct < single.0,
+        "spraying should beat one 2.5 Gbps path: {fct} vs {}",
+        single.0
+    );
+    // The ideal now lets the packets use the four spines (10 Gbps of fabric): it is below
+    // the FCT, and below the single-path figure.
+    assert!(f.ideal_fct_ps <= fct && f.ideal_fct_ps < single.0, "{f:?}");
+}
