@@ -93,7 +93,7 @@ pub struct PlotSpec {
 }
 
 /// Distinct series colours (ColorBrewer Set1, then black).
-const COLORS: [(u8, u8, u8); 10] = [
+const COLORS: [(u8, u8, u8); 11] = [
     (228, 26, 28),
     (55, 126, 184),
     (77, 175, 74),
@@ -104,6 +104,7 @@ const COLORS: [(u8, u8, u8); 10] = [
     (120, 120, 120),
     (0, 0, 0),
     (23, 190, 207),
+    (188, 189, 34),
 ];
 
 /// Metrics a plot can show, with their units.
@@ -811,7 +812,11 @@ pub const ATTR_COLUMNS: [(&str, &str); N_ATTR] = [
     ("attr_pfc_us", "PFC paused"),
     ("attr_serialization_us", "serialization"),
     ("attr_propagation_us", "propagation"),
-    ("attr_switch_queue_us", "switch queues"),
+    ("attr_switch_queue_us", "switch queues (same priority)"),
+    (
+        "attr_switch_higher_us",
+        "higher-priority packets sent first",
+    ),
     (
         "attr_switch_residual_us",
         "lower-priority packet on the wire",

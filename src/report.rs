@@ -14,11 +14,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Column documentation of `fct.csv` (also in the README).
-pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,deadline_class,ideal_group_fct_ps,slowdown_group,attr_sender_ps,attr_recovery_ps,attr_nic_hol_ps,attr_pfc_ps,attr_serialization_ps,attr_propagation_ps,attr_switch_queue_ps,attr_switch_residual_ps,attr_switch_lower_ps,attr_receiver_ps";
+pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,deadline_class,ideal_group_fct_ps,slowdown_group,attr_sender_ps,attr_recovery_ps,attr_nic_hol_ps,attr_pfc_ps,attr_serialization_ps,attr_propagation_ps,attr_switch_queue_ps,attr_switch_higher_ps,attr_switch_residual_ps,attr_switch_lower_ps,attr_receiver_ps";
 
 /// Column list of the per-run and experiment `summary.csv` (sweep axes, when any, come
 /// after `seed`, one column each).
-pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links,st_alpha,st_alpha_pred,st_alpha_ratio,st_amplitude,st_amplitude_pred,st_amplitude_ratio,st_period_rtts,st_period_pred,st_period_ratio,st_period_ratio_delay,st_q_p99,st_q_max_pred,st_k_bound,st_empty_fraction,attr_sender_us,attr_recovery_us,attr_nic_hol_us,attr_pfc_us,attr_serialization_us,attr_propagation_us,attr_switch_queue_us,attr_switch_residual_us,attr_switch_lower_us,attr_receiver_us,end_reason";
+pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links,st_alpha,st_alpha_pred,st_alpha_ratio,st_amplitude,st_amplitude_pred,st_amplitude_ratio,st_period_rtts,st_period_pred,st_period_ratio,st_period_ratio_delay,st_q_p99,st_q_max_pred,st_k_bound,st_empty_fraction,attr_sender_us,attr_recovery_us,attr_nic_hol_us,attr_pfc_us,attr_serialization_us,attr_propagation_us,attr_switch_queue_us,attr_switch_higher_us,attr_switch_residual_us,attr_switch_lower_us,attr_receiver_us,end_reason";
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()

@@ -24,9 +24,11 @@
 //!   A's serialization at every hop;
 //! - `propagation`: D's and A's link delays;
 //! - `switch_queue`: D's and A's waiting in switch queues while their priority was not paused,
-//!   behind packets of the same or a higher priority (including, on an idle path, a short
-//!   last packet waiting for its full-size predecessor to finish on the next link:
-//!   store-and-forward at equal rates);
+//!   behind packets of the same priority (including, on an idle path, a short last packet
+//!   waiting for its full-size predecessor to finish on the next link: store-and-forward at
+//!   equal rates);
+//! - `switch_higher`: their waits while the port sent higher-priority packets (for data:
+//!   control packets and ACKs in a strict queue, or another class's data);
 //! - `switch_residual`: D's and A's waiting for a lower-priority packet that was already on
 //!   the wire when they entered the queue (switches do not preempt);
 //! - `switch_lower`: D's and A's waiting while the port started lower-priority packets ahead
@@ -59,6 +61,7 @@ pub struct Attribution {
     pub serialization: u64,
     pub propagation: u64,
     pub switch_queue: u64,
+    pub switch_higher: u64,
     pub switch_residual: u64,
     pub switch_lower: u64,
     pub receiver: u64,
@@ -66,7 +69,7 @@ pub struct Attribution {
 
 impl Attribution {
     /// Component names, in column order.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "sender",
         "recovery",
         "nic_hol",
@@ -74,12 +77,13 @@ impl Attribution {
         "serialization",
         "propagation",
         "switch_queue",
+        "switch_higher",
         "switch_residual",
         "switch_lower",
         "receiver",
     ];
 
-    pub fn values(&self) -> [u64; 10] {
+    pub fn values(&self) -> [u64; 11] {
         [
             self.sender,
             self.recovery,
@@ -88,6 +92,7 @@ impl Attribution {
             self.serialization,
             self.propagation,
             self.switch_queue,
+            self.switch_higher,
             self.switch_residual,
             self.switch_lower,
             self.receiver,
@@ -103,6 +108,7 @@ impl Attribution {
 #[derive(Clone, Copy, Debug, Default)]
 struct Journey {
     queue: u64,
+    higher: u64,
     residual: u64,
     lower: u64,
     pfc: u64,
@@ -121,6 +127,9 @@ struct Trace {
     /// rest of the lower-priority packet then on the wire.
     lower_snap: u64,
     residual_snap: u64,
+    /// The same for higher priorities.
+    higher_snap: u64,
+    higher_residual_snap: u64,
     /// Data: the sender-side terms at its transmission.
     tx: SimTime,
     busy_at_tx: u64,
@@ -177,6 +186,10 @@ impl Egress {
     /// Serialization time started at priorities below `prio` (higher queue numbers).
     fn lower(&self, prio: u8) -> u64 {
         self.started[prio as usize + 1..].iter().sum()
+    }
+    /// Serialization time started at priorities above `prio` (lower queue numbers).
+    fn higher(&self, prio: u8) -> u64 {
+        self.started[..prio as usize].iter().sum()
     }
 }
 
@@ -340,31 +353,38 @@ impl Attrib {
             let t = &mut self.traces[uid as usize];
             t.enq = now;
             t.pfc_snap = paused_acc;
+            let on_wire = e.on_wire_until.0.saturating_sub(now.0);
             t.lower_snap = e.lower(prio);
-            t.residual_snap = if e.on_wire_prio > prio {
-                e.on_wire_until.0.saturating_sub(now.0)
-            } else {
-                0
-            };
+            t.residual_snap = if e.on_wire_prio > prio { on_wire } else { 0 };
+            t.higher_snap = e.higher(prio);
+            t.higher_residual_snap = if e.on_wire_prio < prio { on_wire } else { 0 };
         }
     }
 
     /// The packet leaves the queue of switch port `port`. Its wait splits into time paused
     /// (first), then time behind lower-priority packets (the one on the wire at enqueue, then
-    /// those started during the wait), the rest behind same- or higher-priority ones.
+    /// those started during the wait), then behind higher-priority ones, the rest behind
+    /// packets of its own priority.
     #[inline]
     pub fn dequeue(&mut self, uid: u32, now: SimTime, paused_acc: u64, port: usize, prio: u8) {
         if uid != 0 {
-            let lower_now = self.egress[port].lower(prio);
+            let e = &self.egress[port];
+            let (lower_now, higher_now) = (e.lower(prio), e.higher(prio));
             let t = &mut self.traces[uid as usize];
             let wait = now.0 - t.enq.0;
             let pfc = (paused_acc - t.pfc_snap).min(wait);
-            let residual = t.residual_snap.min(wait - pfc);
-            let lower = (lower_now - t.lower_snap).min(wait - pfc - residual);
+            let mut left = wait - pfc;
+            let residual = t.residual_snap.min(left);
+            left -= residual;
+            let lower = (lower_now - t.lower_snap).min(left);
+            left -= lower;
+            let higher = (higher_now - t.higher_snap + t.higher_residual_snap).min(left);
+            left -= higher;
             t.journey.pfc += pfc;
             t.journey.residual += residual;
             t.journey.lower += lower;
-            t.journey.queue += wait - pfc - residual - lower;
+            t.journey.higher += higher;
+            t.journey.queue += left;
         }
     }
 
@@ -453,6 +473,7 @@ impl Attrib {
             serialization: own + d.ser + a.ser,
             propagation: d.prop + a.prop,
             switch_queue: d.queue + a.queue,
+            switch_higher: d.higher + a.higher,
             switch_residual: d.residual + a.residual,
             switch_lower: d.lower + a.lower,
             receiver: rcv_wait,
@@ -540,15 +561,30 @@ mod tests {
         a.switch_tx(2, 1, SimTime(88), SimTime(7));
         a.dequeue(d, SimTime(95), 0, 2, 1);
         let j = a.traces[d as usize].journey;
-        assert_eq!((j.residual, j.lower, j.queue, j.pfc), (5, 8, 7, 0));
-        // A priority-0 packet on the wire is not lower: all of the wait is queueing; a pause
-        // takes precedence over the rest.
+        assert_eq!(
+            (j.residual, j.lower, j.higher, j.queue, j.pfc),
+            (5, 8, 0, 7, 0)
+        );
+        // A priority-0 packet on the wire is higher (6 of it left at enqueue); a pause takes
+        // precedence over the rest.
         let e = a.alloc();
         a.switch_tx(2, 0, SimTime(100), SimTime(10));
         a.enqueue(e, SimTime(104), 0, 2, 1);
         a.switch_tx(2, 2, SimTime(110), SimTime(8));
         a.dequeue(e, SimTime(118), 5, 2, 1);
         let j = a.traces[e as usize].journey;
-        assert_eq!((j.residual, j.lower, j.queue, j.pfc), (0, 8, 1, 5));
+        assert_eq!(
+            (j.residual, j.lower, j.higher, j.queue, j.pfc),
+            (0, 8, 1, 0, 5)
+        );
+        // Higher-priority packets started during the wait count too.
+        let g = a.alloc();
+        a.switch_tx(2, 1, SimTime(200), SimTime(10));
+        a.enqueue(g, SimTime(205), 0, 2, 1);
+        a.switch_tx(2, 0, SimTime(210), SimTime(3));
+        a.switch_tx(2, 1, SimTime(213), SimTime(4));
+        a.dequeue(g, SimTime(217), 0, 2, 1);
+        let j = a.traces[g as usize].journey;
+        assert_eq!((j.residual, j.lower, j.higher, j.queue), (0, 0, 3, 9));
     }
 }
