@@ -816,6 +816,12 @@ fn run(
     if let Some(o) = output_dir {
         cfg.output_dir = o;
     }
+    let file = config
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "<embedded default>".into());
+    if seed.is_some() {
+        cfg.validate(&file, &base)?;
+    }
     if !quiet {
         let combos: usize = cfg.sweep.axes.iter().map(|a| a.values.len()).product();
         let n = cfg.schemes.len() * cfg.seeds as usize * combos;
@@ -828,9 +834,6 @@ fn run(
             cfg.output_dir.join(&cfg.name).display()
         );
     }
-    let file = config
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "<embedded default>".into());
     let results = run_experiment(&cfg, &file, &base, opts)?;
     if !results.is_empty() {
         print!("{}", report::table(&results));

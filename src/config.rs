@@ -692,6 +692,94 @@ impl Scheme {
     }
 }
 
+/// Inserts the default `kind` into `[topology]`, `[workload]` and `[[workload.parts]]` tables
+/// that do not set one (`leaf_spine`, `poisson`), so that every key is optional and an error
+/// elsewhere in the table is reported as itself. Returns the text and the (1-based, patched)
+/// numbers of the inserted lines.
+fn default_kinds(text: &str) -> (String, Vec<usize>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let header = |l: &str| {
+        let t = l.split('#').next().unwrap_or("").trim();
+        t.starts_with('[').then(|| t.to_string())
+    };
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut inserted = Vec::new();
+    let mut n_out = 0;
+    for (i, l) in lines.iter().enumerate() {
+        out.push_str(l);
+        out.push('\n');
+        n_out += 1;
+        let default = match header(l).as_deref() {
+            Some("[topology]") => "leaf_spine",
+            Some("[workload]") | Some("[[workload.parts]]") => "poisson",
+            _ => continue,
+        };
+        let has_kind = lines[i + 1..]
+            .iter()
+            .take_while(|m| header(m).is_none())
+            .any(|m| {
+                let t = m.trim_start();
+                t.strip_prefix("kind")
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            });
+        if !has_kind {
+            out.push_str(&format!("kind = \"{default}\"\n"));
+            n_out += 1;
+            inserted.push(n_out);
+        }
+    }
+    (out, inserted)
+}
+
+/// When a parse error points at a table's header line, the line within that table the error
+/// is about: the key an "unknown field" names, or the value an "invalid type/value" quotes.
+fn refine_line(text: &str, line: usize, msg: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    if !lines
+        .get(line.wrapping_sub(1))
+        .is_some_and(|l| l.trim_start().starts_with('['))
+    {
+        return line;
+    }
+    let between = |m: &str, a: &str, b: &str| -> Option<String> {
+        let i = m.find(a)? + a.len();
+        let j = m[i..].find(b)? + i;
+        Some(m[i..j].to_string())
+    };
+    let matches: Box<dyn Fn(&str) -> bool> = if let Some(key) = between(msg, "unknown field `", "`")
+    {
+        Box::new(move |l: &str| {
+            l.split(['{', ',']).any(|part| {
+                part.trim_start()
+                    .strip_prefix(key.as_str())
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+        })
+    } else if let Some(v) = between(msg, "string \"", "\"") {
+        let q = format!("\"{v}\"");
+        Box::new(move |l: &str| l.contains(&q))
+    } else if let Some(v) =
+        between(msg, "integer `", "`").or_else(|| between(msg, "floating point `", "`"))
+    {
+        Box::new(move |l: &str| {
+            l.split('=')
+                .skip(1)
+                .any(|r| r.trim_start().starts_with(v.as_str()))
+        })
+    } else {
+        return line;
+    };
+    for (i, l) in lines.iter().enumerate().skip(line) {
+        if l.trim_start().starts_with('[') {
+            break;
+        }
+        if matches(l) {
+            return i + 1;
+        }
+    }
+    line
+}
+
 /// Most runs one experiment may plan.
 pub const MAX_RUNS: usize = 1_000_000;
 
@@ -710,13 +798,17 @@ impl Config {
     }
 
     fn parse_raw(text: &str, file: &str) -> Result<Config, ConfigError> {
-        toml::from_str::<Config>(text).map_err(|e| {
+        let (patched, inserted) = default_kinds(text);
+        toml::from_str::<Config>(&patched).map_err(|e| {
             let msg = e.message().to_string();
             let loc = e
                 .span()
                 .map(|s| {
-                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                    format!("line {line}: ")
+                    let line = patched[..s.start.min(patched.len())].matches('\n').count() + 1;
+                    // Back to the user's numbering, then from a table header to the line the
+                    // error is about (tagged tables report their header).
+                    let line = line - inserted.iter().filter(|&&l| l < line).count();
+                    format!("line {}: ", refine_line(text, line, &msg))
                 })
                 .unwrap_or_default();
             ConfigError {
@@ -800,6 +892,17 @@ impl Config {
                 format!("must be in 1..=1000, got {}", self.seeds),
             ));
         }
+        if self.seed.checked_add(self.seeds as u64 - 1).is_none() {
+            return Err(err(
+                "seed",
+                format!(
+                    "seed {} plus {} seeds passes the largest seed ({}): start lower",
+                    self.seed,
+                    self.seeds,
+                    u64::MAX
+                ),
+            ));
+        }
         if let Some(t) = self.end_when
             && !self.workload.tags().contains(&t)
         {
@@ -850,9 +953,21 @@ impl Config {
                 format!("must be in 20B..=200B, got {}", p.header),
             ));
         }
+        let max_prio = self.workload.max_prio(self.topology.n_hosts(), base);
         // Buffers that can hold what they promise, for the switch every scheme runs with.
         for name in &self.schemes {
             if let Some(scheme) = Scheme::builtin(name) {
+                if let Some(p) = max_prio {
+                    let nq = self.switch_for(&scheme).queues;
+                    if p >= nq {
+                        return Err(err(
+                            "workload",
+                            format!(
+                                "a flow asks for priority {p}, but scheme {name}'s switches have {nq} queue(s) (0..{nq}): raise switch.queues"
+                            ),
+                        ));
+                    }
+                }
                 if scheme.transport == TransportKind::Rdma && self.rdma.rto.is_none() {
                     let sw = self.switch_for(&scheme);
                     let lossless = sw.pfc.mask(sw.queues);

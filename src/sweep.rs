@@ -217,13 +217,24 @@ pub fn apply(cfg: &Config, values: &[toml::Value], file: &str) -> Result<Config,
         set_key(&mut table, &a.key, v.clone()).map_err(|m| err(&a.key, m))?;
     }
     let text = toml::to_string(&table).map_err(|e| err("", e.to_string()))?;
-    let c = Config::parse(&text, file).map_err(|e| ConfigError {
-        msg: format!(
-            "with sweep values {:?}: {}",
-            values.iter().map(value_text).collect::<Vec<_>>(),
-            e.msg
-        ),
-        ..e
+    let c = Config::parse(&text, file).map_err(|e| {
+        // The error's line refers to the generated text: name the axes instead.
+        let msg = match e.msg.strip_prefix("line ") {
+            Some(r) => r.split_once(": ").map_or(r, |(_, m)| m),
+            None => &e.msg,
+        };
+        let set: Vec<String> = cfg
+            .sweep
+            .axes
+            .iter()
+            .zip(values)
+            .map(|(a, v)| format!("{} = {}", a.key, value_text(v)))
+            .collect();
+        ConfigError {
+            key: "sweep.axes".into(),
+            msg: format!("with {}: {msg}", set.join(", ")),
+            ..e
+        }
     })?;
     Ok(c)
 }

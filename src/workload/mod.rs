@@ -350,6 +350,22 @@ impl WorkloadConfig {
         }
     }
 
+    /// The highest priority (queue) a flow of this workload asks for, if any asks.
+    pub fn max_prio(&self, n_hosts: usize, base: &Path) -> Option<u8> {
+        match self {
+            WorkloadConfig::Flows { flows } => flows.iter().filter_map(|f| f.prio).max(),
+            WorkloadConfig::Csv { file } => read_csv(&base.join(file), n_hosts)
+                .ok()?
+                .iter()
+                .filter_map(|f| f.prio)
+                .max(),
+            WorkloadConfig::Mix { parts } => {
+                parts.iter().filter_map(|p| p.max_prio(n_hosts, base)).max()
+            }
+            _ => None,
+        }
+    }
+
     /// The tags its flows may carry.
     pub fn tags(&self) -> Vec<FlowTag> {
         match self {

@@ -5,6 +5,7 @@ mod analytic;
 mod attribution;
 mod cli;
 mod common;
+mod corpus;
 mod dctcp;
 mod determinism;
 mod docs;

@@ -584,3 +584,24 @@ fn the_ideal_fct_is_a_lower_bound_for_spraying_too() {
     // the FCT, and below the single-path figure.
     assert!(f.ideal_fct_ps <= fct && f.ideal_fct_ps < single.0, "{f:?}");
 }
+
+#[test]
+fn a_closed_pipe_ends_dcsim_quietly() {
+    // `dcsim run --dry-run | head -1`: the reader goes away; no panic message.
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "p.toml",
+        "seeds = 200\n[sweep]\naxes = [{ key = \"workload.load\", values = [0.1, 0.2, 0.3] }]\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dcsim"))
+        .args(["run", "p.toml", "--dry-run"])
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // close the read end at once
+    let o = child.wait_with_output().unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+}
