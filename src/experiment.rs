@@ -567,10 +567,13 @@ pub fn collect(
         },
         ..Default::default()
     };
-    // One ideal for every scheme: the packets may use every equal-cost link at each hop, so
-    // it is a lower bound for any load balancer (on a fabric no slower than the host links it
-    // equals the single-path ideal).
-    let mut ideal_of = |src: u32, dst: u32, size: u64| {
+    // A flow whose packets may take several paths (per-packet load balancers; GPMP's sliced
+    // long messages; MP-RDMA) gets the multipath ideal, the lower bound for it; any other flow
+    // the single-path ideal, which it attains exactly on an idle path.
+    let lb = plan.scheme.lb.unwrap_or(cfg.switch.load_balancer);
+    let spread_lb = lb != crate::net::lb::LbKind::Ecmp;
+    let rdma_host = plan.scheme.rdma_host;
+    let mut ideal_of = |src: u32, dst: u32, size: u64, spread: bool| {
         let (fwd, widths, rev) = path_cache.entry((src, dst)).or_insert_with(|| {
             (
                 hops_of(sim, src, dst),
@@ -578,7 +581,8 @@ pub fn collect(
                 hops_of(sim, dst, src),
             )
         });
-        ideal_fct_multipath(size, mss, header, fwd, widths, rev, with_ack)
+        let w: &[u32] = if spread { widths } else { &[] };
+        ideal_fct_multipath(size, mss, header, fwd, w, rev, with_ack)
     };
     if let Some(r) = &sim.rdma {
         for f in &sim.flows {
@@ -595,7 +599,10 @@ pub fn collect(
         }
         totals.queue_pairs = sim.flows.len() as u64;
         for (i, m) in r.msgs.iter().enumerate() {
-            let ideal = ideal_of(m.src, m.dst, m.size);
+            let spread = spread_lb
+                || rdma_host == Some(crate::config::RdmaHostKind::MpRdma)
+                || (rdma_host == Some(crate::config::RdmaHostKind::Gpmp) && !m.short);
+            let ideal = ideal_of(m.src, m.dst, m.size, spread);
             let fct = m.finish.map(|t| t - m.start);
             totals.retransmits += m.retx;
             totals.ecn_marks += m.ce;
@@ -647,9 +654,9 @@ pub fn collect(
     let counted =
         |f: &&crate::transport::Flow| sim.rdma.is_none() && (f.started || cfg.end_when.is_none());
     for (i, f) in sim.flows.iter().enumerate().filter(|(_, f)| counted(f)) {
-        let ideal = ideal_of(f.src, f.dst, f.size);
+        let ideal = ideal_of(f.src, f.dst, f.size, spread_lb);
         let ideal_group = if f.group != u32::MAX && group_bytes[f.group as usize] > f.size {
-            ideal_of(f.src, f.dst, group_bytes[f.group as usize])
+            ideal_of(f.src, f.dst, group_bytes[f.group as usize], spread_lb)
         } else {
             ideal
         };

@@ -70,7 +70,11 @@ pub fn ideal_fct_multipath(
     let mut last_dep = SimTime::ZERO;
     let mut first_dep = SimTime::ZERO; // departure of packet 1 from hop i
     let mut max_pipe = SimTime::ZERO;
-    let mut full_dep = SimTime::ZERO; // departure of the last full packet from hop i
+    // Once packets may take parallel links they may arrive out of order: the last packet no
+    // longer necessarily waits behind the full ones, and a single link's bound is that it
+    // must carry all of them after the earliest could start.
+    let mut reordered = false;
+    let mut all_dep = SimTime::ZERO;
     let mut prev_delay = SimTime::ZERO;
     for (i, &(r, d)) in fwd.iter().enumerate() {
         let w = widths.get(i).copied().unwrap_or(1).max(1) as u64;
@@ -82,6 +86,7 @@ pub fn ideal_fct_multipath(
             } else {
                 last_dep + prev_delay + sl
             };
+            all_dep = last_dep;
         } else {
             first_dep = if i == 0 {
                 sf
@@ -89,25 +94,30 @@ pub fn ideal_fct_multipath(
                 first_dep + prev_delay + sf
             };
             max_pipe = max_pipe.max(SimTime(sf.0 * ((n - 1).div_ceil(w) - 1)));
-            let d_prev = first_dep + max_pipe;
-            full_dep = d_prev;
+            let d_prev = first_dep + max_pipe; // departure of the last full packet
             let arrive_last = if i == 0 {
                 SimTime::ZERO
             } else {
                 last_dep + prev_delay
             };
-            // On one link the last packet leaves after the full one before it; with parallel
-            // links it may overtake it.
-            last_dep = if w == 1 {
+            last_dep = if w == 1 && !reordered {
+                // In order on one link: the last packet leaves after the full one before it.
                 arrive_last.max(d_prev) + sl
             } else {
                 arrive_last + sl
             };
+            all_dep = d_prev.max(last_dep);
+            if w == 1 && reordered {
+                // One link carries every packet, from the earliest possible start.
+                let start = (first_dep - sf).min(last_dep - sl);
+                all_dep = all_dep.max(start + SimTime(sf.0 * (n - 1)) + sl);
+            }
+            reordered |= w > 1;
         }
         prev_delay = d;
     }
     // The flow is complete when its last packet to arrive has arrived.
-    let mut t = last_dep.max(full_dep) + prev_delay;
+    let mut t = all_dep + prev_delay;
     if with_ack {
         for &(r, d) in rev {
             t += r.ser_time(header as u64) + d;

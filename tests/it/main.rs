@@ -11,6 +11,7 @@ mod determinism;
 mod docs;
 mod experiments;
 mod fabric;
+mod fuzz;
 mod pcap;
 mod pfabric;
 mod rdma;
