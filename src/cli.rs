@@ -746,7 +746,7 @@ fn queue_series(
     schemes: &[String],
     exp_dir: &Path,
 ) -> Result<Vec<(String, Vec<crate::plot::Point>)>> {
-    let mut out = Vec::new();
+    let mut runs = Vec::new();
     for scheme in schemes {
         if !spec.shows(scheme) {
             continue;
@@ -761,7 +761,28 @@ fn queue_series(
                 f.display()
             )
         })?;
-        let (port, pts) = crate::plot::queue_series(&text, spec.port)
+        runs.push((scheme, f, text));
+    }
+    // Every scheme's line is the same port: the given one, else the one whose queue rose
+    // highest in any of the runs.
+    let port = match spec.port {
+        Some(p) => p,
+        None => {
+            let mut best: Option<(f64, u32)> = None;
+            for (_, f, text) in &runs {
+                let (p, pts) = crate::plot::queue_series(text, None)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+                let m = pts.iter().map(|x| x.mean).fold(0.0, f64::max);
+                if best.is_none_or(|(b, _)| m > b) {
+                    best = Some((m, p));
+                }
+            }
+            best.map_or(0, |(_, p)| p)
+        }
+    };
+    let mut out = Vec::new();
+    for (scheme, f, text) in &runs {
+        let (_, pts) = crate::plot::queue_series(text, Some(port))
             .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
         out.push((format!("{scheme} (port {port})"), pts));
     }

@@ -433,10 +433,11 @@ pub fn draw_svg(
     };
     let x_label = spec.x_label.clone().unwrap_or(default_x);
     let y_label = spec.y_label.clone().unwrap_or(default_y);
-    let root = SVGBackend::new(path, (760, 500)).into_drawing_area();
+    let root = SVGBackend::new(path, (CHART_W + LEGEND_W, FIG_H)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut chart = ChartBuilder::on(&root)
+    let (plot_area, legend_area) = root.split_horizontally(CHART_W);
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(&spec.title, ("sans-serif", 20))
         .margin(16)
         .x_label_area_size(44)
@@ -487,7 +488,7 @@ pub fn draw_svg(
         mesh.x_labels((2.0 * (x1 - x0 + 2.0 * pad)).ceil() as usize + 1);
     }
     mesh.draw().map_err(|x| e(&x))?;
-    for (i, (name, pts)) in series.iter().enumerate() {
+    for (i, (_, pts)) in series.iter().enumerate() {
         let (r, g, b) = COLORS[i % COLORS.len()];
         let color = RGBColor(r, g, b).to_rgba();
         chart
@@ -495,11 +496,7 @@ pub fn draw_svg(
                 pts.iter().map(|p| (p.x, ty(p.mean))),
                 color.stroke_width(2),
             ))
-            .map_err(|x| e(&x))?
-            .label(name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+            .map_err(|x| e(&x))?;
         if pts.len() <= 60 {
             chart
                 .draw_series(
@@ -517,18 +514,54 @@ pub fn draw_svg(
                 .map_err(|x| e(&x))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(if spec.kind == PlotKind::FctCdf {
-            SeriesLabelPosition::LowerRight
-        } else {
-            SeriesLabelPosition::UpperRight
-        })
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.85))
-        .draw()
-        .map_err(|x| e(&x))?;
+    let entries: Vec<(String, usize)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (n.clone(), i))
+        .collect();
+    draw_legend(&legend_area, &entries, Swatch::Line).map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
+    Ok(())
+}
+
+/// Width of the figures' plotting part and of the legend panel to its right (the legend never
+/// covers data).
+const CHART_W: u32 = 760;
+const LEGEND_W: u32 = 230;
+const FIG_H: u32 = 500;
+
+/// What a legend entry shows beside its name.
+enum Swatch {
+    Line,
+    Block,
+}
+
+/// Draws a legend of `entries` (name, colour index) into `area`, top-aligned.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[(String, usize)],
+    swatch: Swatch,
+) -> Result<(), String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let style = ("sans-serif", 13).into_font().color(&BLACK);
+    for (i, (name, c)) in entries.iter().enumerate() {
+        let y = 60 + 20 * i as i32;
+        let (r, g, b) = COLORS[c % COLORS.len()];
+        let color = RGBColor(r, g, b).to_rgba();
+        match swatch {
+            Swatch::Line => area
+                .draw(&PathElement::new(
+                    vec![(8, y), (30, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(|x| e(&x))?,
+            Swatch::Block => area
+                .draw(&Rectangle::new([(12, y - 6), (26, y + 6)], color.filled()))
+                .map_err(|x| e(&x))?,
+        }
+        area.draw(&Text::new(name.clone(), (36, y - 7), style.clone()))
+            .map_err(|x| e(&x))?;
+    }
     Ok(())
 }
 
@@ -896,16 +929,21 @@ pub fn draw_attribution(
         .max(1e-9)
         * 1.08;
     let n = bars.len();
-    let root = SVGBackend::new(path, (760, 500)).into_drawing_area();
+    let root = SVGBackend::new(path, (CHART_W + LEGEND_W, FIG_H)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut chart = ChartBuilder::on(&root)
+    let (plot_area, legend_area) = root.split_horizontally(CHART_W);
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(&spec.title, ("sans-serif", 20))
         .margin(16)
         .x_label_area_size(44)
         .y_label_area_size(70)
-        .build_cartesian_2d(-0.6f64..(n as f64 - 0.4 + 1.6), 0.0..top)
+        .build_cartesian_2d(-0.6f64..(n as f64 - 0.4), 0.0..top)
         .map_err(|x| e(&x))?;
+    let fmt_lin = |v: &f64| {
+        let t = format!("{:.6}", v);
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
     let names: Vec<String> = bars.iter().map(|(s, _)| s.clone()).collect();
     let x_fmt = move |v: &f64| {
         let i = v.round();
@@ -918,8 +956,9 @@ pub fn draw_attribution(
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(4 * n + 8)
+        .x_labels(4 * n + 1)
         .x_label_formatter(&x_fmt)
+        .y_label_formatter(&fmt_lin)
         .x_desc(spec.x_label.clone().unwrap_or_else(|| "scheme".into()))
         .y_desc(
             spec.y_label
@@ -928,7 +967,7 @@ pub fn draw_attribution(
         )
         .draw()
         .map_err(|x| e(&x))?;
-    for (k, (_, label)) in ATTR_COLUMNS.iter().enumerate() {
+    for k in 0..ATTR_COLUMNS.len() {
         let (r, g, b) = COLORS[k % COLORS.len()];
         let color = RGBColor(r, g, b).to_rgba();
         let rects: Vec<Rectangle<(f64, f64)>> = bars
@@ -940,19 +979,31 @@ pub fn draw_attribution(
                 Rectangle::new([(x - 0.35, lo), (x + 0.35, lo + v[k])], color.filled())
             })
             .collect();
-        chart
-            .draw_series(rects)
-            .map_err(|x| e(&x))?
-            .label(*label)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+        chart.draw_series(rects).map_err(|x| e(&x))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.85))
-        .draw()
-        .map_err(|x| e(&x))?;
+    // Each bar's total above it: the small ones are unreadable on a shared linear axis.
+    let style = ("sans-serif", 13).into_font().color(&BLACK);
+    for (i, (_, v)) in bars.iter().enumerate() {
+        let total: f64 = v.iter().sum();
+        let text = if total >= 100.0 {
+            format!("{total:.0} us")
+        } else {
+            format!("{total:.1} us")
+        };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                text,
+                (i as f64 - 0.3, total + top * 0.055),
+                style.clone(),
+            )))
+            .map_err(|x| e(&x))?;
+    }
+    let entries: Vec<(String, usize)> = ATTR_COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(k, (_, l))| (l.to_string(), k))
+        .collect();
+    draw_legend(&legend_area, &entries, Swatch::Block).map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
     Ok(())
 }

@@ -467,9 +467,26 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
 /// The terminal comparison table: one block per size class, one row per run.
 pub fn table(runs: &[RunResult]) -> String {
     let mut s = String::new();
+    // Classes in first-seen order (runs of a sweep may have different ones), columns as wide
+    // as their longest entry.
+    let mut classes: Vec<&str> = Vec::new();
+    for r in runs {
+        for k in &r.classes {
+            if !classes.contains(&k.class.as_str()) {
+                classes.push(&k.class);
+            }
+        }
+    }
+    let wr = runs
+        .iter()
+        .map(|r| r.plan.id.len())
+        .max()
+        .unwrap_or(0)
+        .max(3);
+    let wc = classes.iter().map(|c| c.len()).max().unwrap_or(0).max(5);
     let _ = writeln!(
         s,
-        "{:<16} {:<12} {:>7} {:>12} {:>12} {:>10} {:>10} {:>8} {:>8}",
+        "{:<wr$} {:<wc$} {:>7} {:>12} {:>12} {:>10} {:>10} {:>8} {:>8}",
         "run",
         "class",
         "flows",
@@ -480,14 +497,15 @@ pub fn table(runs: &[RunResult]) -> String {
         "drops",
         "timeouts"
     );
-    let n_classes = runs.first().map(|r| r.classes.len()).unwrap_or(0);
-    for c in 0..n_classes {
+    for (c, class) in classes.iter().enumerate() {
         for r in runs {
-            let k = &r.classes[c];
+            let Some(k) = r.classes.iter().find(|k| k.class == *class) else {
+                continue;
+            };
             let unfinished = k.flows - k.finished;
             let _ = writeln!(
                 s,
-                "{:<16} {:<12} {:>7} {:>12.1} {:>12.1} {:>10.2} {:>10.2} {:>8} {:>8}{}",
+                "{:<wr$} {:<wc$} {:>7} {:>12.1} {:>12.1} {:>10.2} {:>10.2} {:>8} {:>8}{}",
                 r.plan.id,
                 k.class,
                 k.flows,
