@@ -1,17 +1,19 @@
 //! The sawtooth probe: measures the queue oscillation of N long flows on M parallel bottleneck
-//! links and compares it with the DCTCP/PDTCP fluid analysis (PDTCP spec §2, equations (5) to
-//! (20) rebuilt from DCTCP's SIGCOMM'10 §3.3; with M = 1 and p = 1 they are DCTCP's).
+//! links and compares it with the DCTCP/PDTCP fluid analysis (the paper's §2.4, equations (5) to
+//! (20), whose images our copy lost, rebuilt in PDTCP spec §2 from DCTCP's SIGCOMM'10 §3.3; with
+//! M = 1 and p = 1 they are DCTCP's). Numbers are the paper's (the spec numbers them
+//! differently: its (10), (12), (13), (14), (19) are the paper's (12), (15), (16), (17), (20)).
 //!
 //! With `C` the per-link capacity in packets per second, `RTT` the base round-trip time, `K`
 //! the marking threshold in packets, `N` flows of priority exponent `p` spread evenly over `M`
 //! links:
 //!
 //! * (6) `W* = M(C·RTT + K)/N`, the window at which the per-link queue reaches K;
-//! * (10) `alpha ≈ (2/W*)^(1/(p+1))`;
-//! * (12) aggregate amplitude `A ≈ ½·2^(p/(p+1))·N^(p/(p+1))·[M(C·RTT+K)]^(1/(p+1))`, per link
+//! * (12) `alpha ≈ (2/W*)^(1/(p+1))`;
+//! * (15) aggregate amplitude `A ≈ ½·2^(p/(p+1))·N^(p/(p+1))·[M(C·RTT+K)]^(1/(p+1))`, per link
 //!   `A/M`;
-//! * (13) period `T_C ≈ ½·2^(p/(p+1))·[M(C·RTT+K)/N]^(1/(p+1))` round trips;
-//! * (19) no underflow needs `K > r_p/(1−r_p)·C·RTT`, `r_p = ½·p^p/(p+1)^(p+1)`.
+//! * (16) period `T_C ≈ ½·2^(p/(p+1))·[M(C·RTT+K)/N]^(1/(p+1))` round trips;
+//! * (20) no underflow needs `K > r_p/(1−r_p)·C·RTT`, `r_p = ½·p^p/(p+1)^(p+1)`.
 //!
 //! Measurement: after a warm-up, every switch-to-switch egress port's queue is sampled at a
 //! fixed interval (packets = bytes / full packet size). A cycle ends when the queue rises above
@@ -22,7 +24,7 @@
 //! since windows grow by one packet per actual round trip. Alpha is the mean over flows and
 //! samples.
 //!
-//! Equation (13) counts only the additive-increase phase of a cycle; in a packet simulation
+//! Equation (16) counts only the additive-increase phase of a cycle; in a packet simulation
 //! each cycle also contains the round trip between the queue crossing K and the senders'
 //! reductions taking effect, so `period_ratio_delay` compares the measured period with
 //! `T_C + 1` round trips as well (our addition, reported beside the raw comparison).
@@ -91,9 +93,9 @@ pub struct Prediction {
     /// Per-link amplitude A/M.
     pub amplitude: f64,
     pub period_rtts: f64,
-    /// Lower bound on K from (19), in packets.
+    /// Lower bound on K from (20), in packets.
     pub k_bound: f64,
-    /// Per-link peak K + N/M (14).
+    /// Per-link peak K + N/M (17).
     pub q_max: f64,
 }
 
