@@ -605,3 +605,58 @@ fn a_closed_pipe_ends_dcsim_quietly() {
     let o = child.wait_with_output().unwrap();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
 }
+
+#[test]
+fn a_full_disk_fails_the_run_cleanly() {
+    // A 64 KiB tmpfs as the output directory (needs root to mount; skipped otherwise): the
+    // run must fail with an error that says why, and leave no run directory that looks done.
+    let tmp = tempfile::tempdir().unwrap();
+    let mnt = tmp.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a small tmpfs here (not root?)");
+        return;
+    }
+    write(
+        tmp.path(),
+        "c.toml",
+        "name = \"e\"\nschemes = [\"TCP\", \"DCTCP\"]\nseeds = 3\n[workload]\nkind = \"poisson\"\nflows = 600\n",
+    );
+    let o = dcsim(
+        &["run", "c.toml", "-q", "--output-dir", "small"],
+        tmp.path(),
+    );
+    let e = err(&o);
+    // (name, is a directory, holds the completion marker) of what the run left.
+    let listing: Vec<(String, bool, bool)> = std::fs::read_dir(mnt.join("e"))
+        .map(|d| {
+            d.filter_map(|x| x.ok())
+                .map(|x| {
+                    let p = x.path();
+                    (
+                        x.file_name().to_string_lossy().into_owned(),
+                        p.is_dir(),
+                        p.join("complete").exists(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert!(!o.status.success(), "a run onto a full disk succeeded");
+    assert!(e.contains("No space left"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    // Every visible run directory is complete (its marker is written last); no summary.
+    for (n, dir, complete) in &listing {
+        assert!(n != "summary.csv", "a summary of a failed experiment");
+        assert!(
+            !dir || n.starts_with('.') || *complete,
+            "{n} looks done but is not"
+        );
+    }
+}
