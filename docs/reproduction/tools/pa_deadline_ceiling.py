@@ -12,8 +12,9 @@ For reference it also gives the fraction met under ideal fair sharing of that do
 (processor sharing, all responses from time 0: response i completes after
 sum_j min(ser_j, ser_i)), which is what a transport without deadline awareness approaches.
 
-usage: pa_deadline_ceiling.py RESULTS_DIR [MSS_BYTES HEADER_BYTES RATE_BPS]
-prints one row per sweep point (e.g. fan_in): the point, queries, responses, ceiling, fair share.
+usage: pa_deadline_ceiling.py RESULTS_DIR [--by-class] [MSS_BYTES HEADER_BYTES RATE_BPS]
+prints one row per sweep point (e.g. fan_in): the point, queries, responses, ceiling, fair share;
+with --by-class, one row per sweep point and deadline class (each query has one class).
 """
 import csv
 import glob
@@ -24,10 +25,12 @@ import re
 import sys
 from collections import defaultdict
 
-res = sys.argv[1]
-mss = int(sys.argv[2]) if len(sys.argv) > 2 else 1460
-hdr = int(sys.argv[3]) if len(sys.argv) > 3 else 78
-rate = float(sys.argv[4]) if len(sys.argv) > 4 else 1e9
+args = [a for a in sys.argv[1:] if a != "--by-class"]
+by_class = "--by-class" in sys.argv
+res = args[0]
+mss = int(args[1]) if len(args) > 1 else 1460
+hdr = int(args[2]) if len(args) > 2 else 78
+rate = float(args[3]) if len(args) > 3 else 1e9
 
 
 def ser_ps(size):
@@ -52,6 +55,7 @@ def fair_share(jobs):
 
 
 per_fan_in = defaultdict(lambda: [0, 0, 0, 0])
+per_class = defaultdict(lambda: [0, 0, 0, 0])
 seen_runs = set()
 for f in sorted(glob.glob(os.path.join(res, "*", "fct.csv"))):
     run = os.path.basename(os.path.dirname(f))
@@ -76,20 +80,26 @@ for f in sorted(glob.glob(os.path.join(res, "*", "fct.csv"))):
             fixed = int(r["ideal_fct_ps"]) - s
             # deadline_ps is absolute; the due time is relative to the query's start.
             due = int(r["deadline_ps"]) - int(r["start_ps"]) - fixed
-            queries[(r["start_ps"], r["dst"])].append((due, s))
-    acc = per_fan_in[fan_in]
-    for jobs in queries.values():
-        acc[0] += 1
-        acc[1] += len(jobs)
-        acc[2] += moore_hodgson(jobs)
-        acc[3] += fair_share(jobs)
+            queries[(r["start_ps"], r["dst"], r["deadline_class"])].append((due, s))
+    for (_, _, cls), jobs in queries.items():
+        for acc in (per_fan_in[fan_in], per_class[(fan_in, cls)]):
+            acc[0] += 1
+            acc[1] += len(jobs)
+            acc[2] += moore_hodgson(jobs)
+            acc[3] += fair_share(jobs)
 
 def order(v):
     num = re.match(r"[0-9.]+", v)
     return (float(num.group(0)) if num else 0.0, v)
 
 
-print(f"{axis_name},queries,responses,deadline_ceiling,fair_share")
-for n in sorted(per_fan_in, key=order):
-    q, r, ok, fs = per_fan_in[n]
-    print(f"{n},{q},{r},{ok / r:.4f},{fs / r:.4f}")
+if by_class:
+    print(f"{axis_name},deadline_class,queries,responses,deadline_ceiling,fair_share")
+    for (n, c) in sorted(per_class, key=lambda k: (order(k[0]), order(k[1]))):
+        q, r, ok, fs = per_class[(n, c)]
+        print(f"{n},{c},{q},{r},{ok / r:.4f},{fs / r:.4f}")
+else:
+    print(f"{axis_name},queries,responses,deadline_ceiling,fair_share")
+    for n in sorted(per_fan_in, key=order):
+        q, r, ok, fs = per_fan_in[n]
+        print(f"{n},{q},{r},{ok / r:.4f},{fs / r:.4f}")
