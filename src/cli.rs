@@ -44,6 +44,11 @@ pub enum Cmd {
         /// for a cluster job array; combine the slices with `dcsim merge`.
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
+        /// Run the smoke version: one seed, the first and last value of each sweep axis, a
+        /// small workload; results go to `<name>-smoke/`. Checks a config end to end in
+        /// seconds (its numbers mean nothing).
+        #[arg(long)]
+        smoke: bool,
     },
     /// Combine the results of an experiment's shards: copy every complete run found under the
     /// given result directories into the experiment's directory, check that every planned run
@@ -96,10 +101,12 @@ pub fn main() -> Result<()> {
             dry_run,
             skip_existing,
             shard,
+            smoke,
         } => run(
             config.as_deref(),
             seed,
             output_dir,
+            smoke,
             &RunOpts {
                 jobs: jobs.map(usize::from),
                 quiet,
@@ -827,10 +834,15 @@ fn run(
     config: Option<&Path>,
     seed: Option<u64>,
     output_dir: Option<PathBuf>,
+    smoke: bool,
     opts: &RunOpts,
 ) -> Result<()> {
     let quiet = opts.quiet || opts.dry_run;
     let (mut cfg, base) = load(config)?;
+    if smoke {
+        cfg = experiment::smoke(&cfg);
+        cfg.name = format!("{}-smoke", cfg.name);
+    }
     if let Some(s) = seed {
         cfg.seed = s;
     }

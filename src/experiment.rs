@@ -51,6 +51,38 @@ impl RunPlan {
     }
 }
 
+/// The smoke version of an experiment (`dcsim run --smoke`, and the reduced paper experiments
+/// of the test suite): one seed, the first and last value of each sweep axis, and a small
+/// workload (at most 120 Poisson flows, 6 incast bursts, 25 queries or workflows). It runs
+/// the same code paths in seconds; its numbers mean nothing.
+pub fn smoke(cfg: &Config) -> Config {
+    fn shrink(w: &mut crate::workload::WorkloadConfig) {
+        use crate::workload::WorkloadConfig as W;
+        match w {
+            W::Poisson { flows, until, .. } => {
+                *flows = (*flows).min(120);
+                if let Some(u) = until {
+                    *u = (*u).min(SimTime::from_ms(8));
+                }
+            }
+            W::Incast { bursts, .. } => *bursts = (*bursts).min(6),
+            W::PartitionAggregate { queries, .. } => *queries = (*queries).min(25),
+            W::Sequential { workflows, .. } => *workflows = (*workflows).min(25),
+            W::Mix { parts } => parts.iter_mut().for_each(shrink),
+            _ => {}
+        }
+    }
+    let mut c = cfg.clone();
+    c.seeds = 1;
+    shrink(&mut c.workload);
+    for a in c.sweep.axes.iter_mut() {
+        if a.values.len() > 2 {
+            a.values = vec![a.values[0].clone(), a.values.last().unwrap().clone()];
+        }
+    }
+    c
+}
+
 /// File-name-safe text of an axis value.
 fn id_text(v: &toml::Value) -> String {
     crate::sweep::value_text(v)

@@ -3,35 +3,12 @@
 //! same code path as `dcsim run`, checking that every table and figure is produced.
 
 use dcsim::config::Config;
-use dcsim::workload::WorkloadConfig;
 use std::path::Path;
 
-fn shrink_workload(w: &mut WorkloadConfig) {
-    match w {
-        WorkloadConfig::Poisson { flows, until, .. } => {
-            *flows = (*flows).min(120);
-            if let Some(u) = until {
-                *u = (*u).min(dcsim::units::SimTime::from_ms(8));
-            }
-        }
-        WorkloadConfig::Incast { bursts, .. } => *bursts = (*bursts).min(6),
-        WorkloadConfig::PartitionAggregate { queries, .. } => *queries = (*queries).min(25),
-        WorkloadConfig::Sequential { workflows, .. } => *workflows = (*workflows).min(25),
-        WorkloadConfig::Mix { parts } => parts.iter_mut().for_each(shrink_workload),
-        _ => {}
-    }
-}
-
+/// The experiment's smoke version (`dcsim run --smoke`).
 fn reduced(path: &str) -> Config {
-    let mut c = Config::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
-    c.seeds = 1;
-    shrink_workload(&mut c.workload);
-    for a in c.sweep.axes.iter_mut() {
-        if a.values.len() > 2 {
-            a.values = vec![a.values[0].clone(), a.values.last().unwrap().clone()];
-        }
-    }
-    c
+    let c = Config::load(Path::new(path)).unwrap_or_else(|e| panic!("{e}"));
+    dcsim::experiment::smoke(&c)
 }
 
 fn run_reduced(path: &str) -> (tempfile::TempDir, Vec<dcsim::experiment::RunResult>, Config) {

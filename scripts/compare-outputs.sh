@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Checks that a change keeps dcsim's outputs byte-identical: builds BASE (a git revision,
+# default HEAD) in a temporary work tree, runs the default experiment and the smoke version
+# (`--smoke`) of every GPMP and PDTCP experiment with it and with the working tree's build,
+# and compares every run's fct.csv, summary.csv, ports.csv and switches.csv byte for byte.
+#
+#   scripts/compare-outputs.sh [BASE]        # exit 0: identical; 1: a file differs
+#
+# BASE must know `dcsim run --smoke` (added with this script). A refactor or an optimisation
+# must pass this; a change that alters event order is a model change and is reported as one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BASE=${1:-HEAD}
+WORK=$(mktemp -d)
+trap 'git worktree remove --force "$WORK/src" > /dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+
+echo "== building $BASE and the working tree"
+git worktree add --detach "$WORK/src" "$BASE" > /dev/null
+(cd "$WORK/src" && CARGO_TARGET_DIR="$WORK/base-target" cargo build --release --quiet)
+cargo build --release --quiet
+
+configs=(experiments/default.toml experiments/gpmp/*.toml experiments/pdtcp/*.toml)
+for side in base new; do
+    if [ "$side" = base ]; then bin="$WORK/base-target/release/dcsim"; else bin=target/release/dcsim; fi
+    for c in "${configs[@]}"; do
+        flags=(--smoke)
+        [ "$c" = experiments/default.toml ] && flags=()
+        "$bin" run "$c" "${flags[@]}" --quiet --output-dir "$WORK/out-$side" > /dev/null
+    done
+done
+
+echo "== comparing"
+status=0
+n=0
+list() {
+    (cd "$1" && find . -type f \( -name fct.csv -o -name summary.csv -o -name ports.csv \
+        -o -name switches.csv \) | sort)
+}
+diff <(list "$WORK/out-base") <(list "$WORK/out-new") > /dev/null || {
+    echo "the two sides wrote different sets of files:"
+    diff <(list "$WORK/out-base") <(list "$WORK/out-new") || true
+    status=1
+}
+while IFS= read -r rel; do
+    n=$((n + 1))
+    if ! cmp -s "$WORK/out-base/$rel" "$WORK/out-new/$rel"; then
+        echo "DIFFERS: $rel"
+        status=1
+    fi
+done < <(list "$WORK/out-base")
+echo "$n files compared"
+[ $status -eq 0 ] && echo "== identical"
+exit $status
