@@ -1,6 +1,6 @@
 //! The command-line interface: `dcsim run`, `validate`, `bench`, `schemes`, `default-config`.
 
-use crate::config::{Config, DEFAULT_CONFIG, Scheme};
+use crate::config::{Config, DEFAULT_CONFIG};
 use crate::experiment::{self, RunResult};
 use crate::report;
 use anyhow::{Context, Result, bail};
@@ -162,8 +162,18 @@ pub fn main() -> Result<()> {
             draw_figures(&c, &dir, false)
         }
         Cmd::Schemes => {
-            for (n, d) in Scheme::BUILTIN {
-                println!("{n:<14} {d}");
+            println!("Schemes are <bundle>[+<load balancer>]. Bundles:");
+            for b in crate::scheme::BUNDLES {
+                let fixed = if b.lb.is_some() {
+                    " (fixes its load balancer)"
+                } else {
+                    ""
+                };
+                println!("  {:<18} {}{fixed}", b.name, b.about);
+            }
+            println!("Load balancers (without one: [switch] load_balancer):");
+            for (n, _, d, _) in crate::scheme::SUFFIXES {
+                println!("  +{:<17} {d}", n);
             }
             Ok(())
         }

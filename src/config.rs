@@ -11,9 +11,7 @@
 //! topology, workload and seeds by listing their names.
 
 use crate::net::SwitchConfig;
-use crate::net::lb::LbKind;
 use crate::topology::TopologyConfig;
-use crate::transport::tcp::{CcKind, TcpParams};
 use crate::units::{BitRate, Bytes, SimTime};
 use crate::workload::WorkloadConfig;
 use serde::{Deserialize, Serialize};
@@ -318,7 +316,7 @@ pub struct Config {
     pub sweep: crate::sweep::SweepConfig,
     /// Figures drawn after the runs.
     #[serde(default)]
-    pub plot: Vec<crate::plot::PlotSpec>,
+    pub plot: Vec<crate::plot::spec::PlotSpec>,
 }
 
 /// DCQCN parameter profile.
@@ -456,241 +454,7 @@ impl Default for MpRdmaConfig {
     }
 }
 
-/// The transport family of a scheme.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TransportKind {
-    Tcp,
-    Dctcp,
-    D2tcp,
-    Pdtcp,
-    /// pFabric: rank = remaining flow size.
-    Pfabric,
-    /// pFabric with rank = deadline (earliest deadline first).
-    PfabricEdf,
-    Udp,
-    Rdma,
-}
-
-impl TransportKind {
-    /// pFabric's rank, for the pFabric transports.
-    pub fn pfabric_rank(self) -> Option<crate::transport::tcp::RankKind> {
-        use crate::transport::tcp::RankKind;
-        match self {
-            TransportKind::Pfabric => Some(RankKind::RemainingSize),
-            TransportKind::PfabricEdf => Some(RankKind::Deadline),
-            _ => None,
-        }
-    }
-}
-
-/// The host side of an RDMA scheme.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RdmaHostKind {
-    SinglePath,
-    PerMessage,
-    Nem,
-    Srm,
-    Gpmp,
-    MpRdma,
-}
-
-/// A scheme: a named bundle of choices.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Scheme {
-    pub name: String,
-    pub transport: TransportKind,
-    /// Data packets are ECN-capable.
-    pub ecn: bool,
-    /// Load balancer override; None uses `[switch] load_balancer`.
-    pub lb: Option<LbKind>,
-    /// RDMA host scheduler.
-    pub rdma_host: Option<RdmaHostKind>,
-    /// Short and long messages use different switch queues (global consistent priority).
-    pub class_prio: bool,
-    /// Switches run GPMP's strict priority with minimum bandwidth and per-priority buffer
-    /// thresholds.
-    pub gpmp_switch: bool,
-    /// Which parts of the bundle are reconstructions or proxies, for the manifest.
-    pub notes: &'static str,
-}
-
-impl Scheme {
-    /// Built-in schemes and what they are.
-    pub const BUILTIN: &'static [(&'static str, &'static str)] = &[
-        (
-            "TCP",
-            "NewReno/SACK, not ECN-capable, switch load balancer from [switch]",
-        ),
-        ("DCTCP", "DCTCP over NewReno/SACK, ECN-capable"),
-        ("UDP", "constant-rate unreliable stream at [udp] rate"),
-        ("TCP+FH", "TCP with ECMP flow hashing"),
-        ("TCP+spray", "TCP with per-packet spraying"),
-        ("DCTCP+FH", "DCTCP with ECMP flow hashing"),
-        ("DCTCP+spray", "DCTCP with per-packet spraying"),
-        (
-            "TCP+AM",
-            "TCP with adaptive multipath at switches (AM's marking is a no-op)",
-        ),
-        ("DCTCP+AM", "DCTCP with adaptive multipath"),
-        (
-            "D2TCP",
-            "deadline-aware DCTCP (gamma penalty, d = Tc/D), [switch] load balancer",
-        ),
-        ("D2TCP+FH", "D2TCP with ECMP flow hashing"),
-        ("D2TCP+AM", "D2TCP with adaptive multipath"),
-        (
-            "PDTCP",
-            "deadline-priority DCTCP (p = RD/RA, early flip), [switch] load balancer",
-        ),
-        ("PDTCP+FH", "PDTCP with ECMP flow hashing"),
-        (
-            "PDTCP+AM",
-            "PDTCP with adaptive multipath (PD2TCP+AM in the paper)",
-        ),
-        (
-            "pFabric",
-            "pFabric: rank = remaining size, switches serve and drop by rank, minimal rate control",
-        ),
-        (
-            "pFabric-EDF",
-            "pFabric with rank = deadline (earliest deadline first; no deadline ranks last)",
-        ),
-        (
-            "SP-RDMA",
-            "RoCEv2 + DCQCN, one queue pair per host pair (FIFO), single path, one data queue",
-        ),
-        (
-            "SP-RDMA-perflow",
-            "SP-RDMA with a new queue pair (and ECMP path) per message (HPCC default)",
-        ),
-        (
-            "NEM-like",
-            "proxy: short/long queue pairs with NIC strict priority, no slicing, one data queue",
-        ),
-        (
-            "SRM-like",
-            "proxy: one queue pair, long messages in chunks, shortest remaining first at the NIC",
-        ),
-        (
-            "GPMP",
-            "short messages high priority end to end; long ones sliced over n path-bound QPs",
-        ),
-        (
-            "GPMP-end-only",
-            "GPMP's end host with plain switches (one data queue, uniform thresholds)",
-        ),
-        (
-            "MP-RDMA",
-            "one multipath connection per host pair: virtual paths, ACK clocking, OOO pruning",
-        ),
-        (
-            "GPMP-switch-only",
-            "SP-RDMA host marking class priority; GPMP switches (SP + min-BW, per-prio alpha)",
-        ),
-    ];
-
-    pub fn builtin(name: &str) -> Option<Scheme> {
-        let tcp = |transport, ecn, lb| Scheme {
-            name: name.into(),
-            transport,
-            ecn,
-            lb,
-            rdma_host: None,
-            class_prio: false,
-            gpmp_switch: false,
-            notes: "",
-        };
-        let rdma = |host, class_prio, gpmp_switch, notes| Scheme {
-            name: name.into(),
-            transport: TransportKind::Rdma,
-            ecn: true,
-            lb: Some(LbKind::Ecmp),
-            rdma_host: Some(host),
-            class_prio,
-            gpmp_switch,
-            notes,
-        };
-        use RdmaHostKind::*;
-        Some(match name {
-            "TCP" => tcp(TransportKind::Tcp, false, None),
-            "DCTCP" => tcp(TransportKind::Dctcp, true, None),
-            "UDP" => tcp(TransportKind::Udp, false, None),
-            "TCP+FH" => tcp(TransportKind::Tcp, false, Some(LbKind::Ecmp)),
-            "TCP+spray" => tcp(TransportKind::Tcp, false, Some(LbKind::Spray)),
-            "DCTCP+FH" => tcp(TransportKind::Dctcp, true, Some(LbKind::Ecmp)),
-            "DCTCP+spray" => tcp(TransportKind::Dctcp, true, Some(LbKind::Spray)),
-            "TCP+AM" => tcp(TransportKind::Tcp, false, Some(LbKind::Adaptive)),
-            "DCTCP+AM" => tcp(TransportKind::Dctcp, true, Some(LbKind::Adaptive)),
-            "D2TCP" => tcp(TransportKind::D2tcp, true, None),
-            "D2TCP+FH" => tcp(TransportKind::D2tcp, true, Some(LbKind::Ecmp)),
-            "D2TCP+AM" => tcp(TransportKind::D2tcp, true, Some(LbKind::Adaptive)),
-            "PDTCP" => {
-                let mut s = tcp(TransportKind::Pdtcp, true, None);
-                s.notes =
-                    "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [pdtcp spec §1.3]";
-                s
-            }
-            "PDTCP+FH" => {
-                let mut s = tcp(TransportKind::Pdtcp, true, Some(LbKind::Ecmp));
-                s.notes =
-                    "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [pdtcp spec §1.3]";
-                s
-            }
-            "PDTCP+AM" => {
-                let mut s = tcp(TransportKind::Pdtcp, true, Some(LbKind::Adaptive));
-                s.notes = "RECONSTRUCTED: PDTCP [spec §1.3] + AM with T_am = K on every hop [spec §1.1, §10.6]";
-                s
-            }
-            "pFabric" => {
-                let mut s = tcp(TransportKind::Pfabric, false, None);
-                s.notes = "pFabric (SIGCOMM 2013) from its published description; no probe mode";
-                s
-            }
-            "pFabric-EDF" => {
-                let mut s = tcp(TransportKind::PfabricEdf, false, None);
-                s.notes =
-                    "pFabric with rank = deadline (the paper's deadline variant); no probe mode";
-                s
-            }
-            "SP-RDMA" => rdma(
-                SinglePath,
-                false,
-                false,
-                "one QP per host pair [spec §4.1 INF]",
-            ),
-            "SP-RDMA-perflow" => rdma(PerMessage, false, false, "QP per message [spec §4.1]"),
-            "NEM-like" => rdma(
-                Nem,
-                false,
-                false,
-                "PROXY: NEM not identified; end-host priority separation without slicing [spec §4.3]",
-            ),
-            "SRM-like" => rdma(
-                Srm,
-                false,
-                false,
-                "PROXY: SRM not identified; chunking + shortest-remaining-first [spec §4.3]",
-            ),
-            "GPMP" => rdma(
-                Gpmp,
-                true,
-                true,
-                "RECONSTRUCTED: slicing S/L, path binding by source port, SP+min-BW token bucket, per-priority DT alphas [spec §2]",
-            ),
-            "GPMP-end-only" => rdma(Gpmp, false, false, "ablation [spec §4.4 INF]"),
-            "GPMP-switch-only" => rdma(SinglePath, true, true, "ablation [spec §4.4 INF]"),
-            "MP-RDMA" => rdma(
-                MpRdma,
-                false,
-                false,
-                "RECONSTRUCTED from abstract + ns-3 re-implementation; no synchronise, RTO-only recovery [spec §4.2]",
-            ),
-            _ => return None,
-        })
-    }
-}
+pub use crate::scheme::{RdmaHostKind, Scheme, TransportKind};
 
 /// Inserts the default `kind` into `[topology]`, `[workload]` and `[[workload.parts]]` tables
 /// that do not set one (`leaf_spine`, `poisson`), so that every key is optional and an error
@@ -922,13 +686,9 @@ impl Config {
         if self.schemes.is_empty() {
             return Err(err("schemes", "list at least one scheme".into()));
         }
-        let names: Vec<&str> = Scheme::BUILTIN.iter().map(|s| s.0).collect();
         for (i, s) in self.schemes.iter().enumerate() {
-            if Scheme::builtin(s).is_none() {
-                return Err(err(
-                    &format!("schemes[{i}]"),
-                    format!("unknown scheme `{s}`; known: {}", names.join(", ")),
-                ));
+            if let Err(m) = Scheme::parse(s) {
+                return Err(err(&format!("schemes[{i}]"), m));
             }
             if self.schemes[..i].contains(s) {
                 return Err(err(
@@ -1274,7 +1034,7 @@ impl Config {
                 return Err(err(&k("file"), format!("`{}` twice", p.file)));
             }
             let axes: Vec<&str> = self.sweep.axes.iter().map(|a| a.key.as_str()).collect();
-            use crate::plot::PlotKind;
+            use crate::plot::spec::PlotKind;
             if p.kind == PlotKind::Sweep {
                 if !axes.contains(&p.x.as_str()) {
                     return Err(err(
@@ -1287,8 +1047,8 @@ impl Config {
                 {
                     return Err(err(&k("series"), format!("`{s}` is not a sweep axis")));
                 }
-                if crate::plot::METRICS.iter().all(|(m, _)| *m != p.y) {
-                    let names: Vec<&str> = crate::plot::METRICS.iter().map(|m| m.0).collect();
+                if crate::plot::spec::METRICS.iter().all(|(m, _)| *m != p.y) {
+                    let names: Vec<&str> = crate::plot::spec::METRICS.iter().map(|m| m.0).collect();
                     return Err(err(
                         &k("y"),
                         format!("`{}` is not a metric; one of {names:?}", p.y),
@@ -1303,14 +1063,14 @@ impl Config {
                 }
                 if p.kind == PlotKind::SlowdownVsSize
                     && !p.y.is_empty()
-                    && !crate::plot::SIZE_STATS.contains(&p.y.as_str())
+                    && !crate::plot::spec::SIZE_STATS.contains(&p.y.as_str())
                 {
                     return Err(err(
                         &k("y"),
                         format!(
                             "`{}`: one of {:?} for a slowdown_vs_size figure",
                             p.y,
-                            crate::plot::SIZE_STATS
+                            crate::plot::spec::SIZE_STATS
                         ),
                     ));
                 }
@@ -1489,6 +1249,48 @@ impl Config {
         Ok(())
     }
 
+    /// The config of one combination: the experiment's config with the axis values applied,
+    /// without the sweep itself.
+    pub fn at_sweep_point(
+        &self,
+        values: &[toml::Value],
+        file: &str,
+    ) -> Result<Config, ConfigError> {
+        let cfg = self;
+        let err = |key: &str, msg: String| ConfigError {
+            file: file.to_string(),
+            key: key.to_string(),
+            msg,
+        };
+        let mut table = toml::Table::try_from(cfg).map_err(|e| err("", e.to_string()))?;
+        table.remove("sweep");
+        table.remove("plot");
+        for (a, v) in cfg.sweep.axes.iter().zip(values) {
+            crate::sweep::set_key(&mut table, &a.key, v.clone()).map_err(|m| err(&a.key, m))?;
+        }
+        let text = toml::to_string(&table).map_err(|e| err("", e.to_string()))?;
+        let c = Config::parse(&text, file).map_err(|e| {
+            // The error's line refers to the generated text: name the axes instead.
+            let msg = match e.msg.strip_prefix("line ") {
+                Some(r) => r.split_once(": ").map_or(r, |(_, m)| m),
+                None => &e.msg,
+            };
+            let set: Vec<String> = cfg
+                .sweep
+                .axes
+                .iter()
+                .zip(values)
+                .map(|(a, v)| format!("{} = {}", a.key, crate::sweep::value_text(v)))
+                .collect();
+            ConfigError {
+                key: "sweep.axes".into(),
+                msg: format!("with {}: {msg}", set.join(", ")),
+                ..e
+            }
+        })?;
+        Ok(c)
+    }
+
     /// The size classes of `[metrics]`.
     pub fn size_classes(&self) -> crate::metrics::SizeClasses {
         crate::metrics::SizeClasses {
@@ -1523,7 +1325,7 @@ impl Config {
         if scheme.transport == TransportKind::Rdma {
             s.queues = s.queues.max(3);
         }
-        if scheme.transport.pfabric_rank().is_some() {
+        if scheme.transport.is_pfabric() {
             // pFabric's switch: serve and drop by rank, small static per-port buffers.
             s.scheduler = crate::net::port::SchedulerConfig::Pfabric;
             s.buffer.kind = crate::net::buffer::BufferKind::Static;
@@ -1545,119 +1347,6 @@ impl Config {
             s.buffer.alpha_per_prio = alphas;
         }
         s
-    }
-
-    /// The RDMA transport of a scheme.
-    pub fn rdma_spec(&self, scheme: &Scheme) -> crate::sim::RdmaSpec {
-        use crate::sim::HostSched;
-        use crate::transport::dcqcn::DcqcnParams;
-        let bw = self.topology.host_rate().bps() as f64 / 1e9;
-        let dcqcn = match self.rdma.dcqcn {
-            DcqcnProfile::Off => None,
-            prof => {
-                let mut d = if prof == DcqcnProfile::Dcqcn {
-                    DcqcnParams::hpcc_dcqcn(bw)
-                } else {
-                    DcqcnParams::hpcc_dcqcn_paper(bw)
-                };
-                if let Some(g) = self.rdma.g {
-                    d.g = g;
-                }
-                if let Some(m) = self.rdma.min_rate {
-                    d.min_rate_bps = m.bps() as f64;
-                }
-                if let Some(st) = self.rdma.stages {
-                    d.stages = st;
-                }
-                Some(d)
-            }
-        };
-        let sched = match scheme.rdma_host.expect("RDMA scheme") {
-            RdmaHostKind::SinglePath => HostSched::SinglePath,
-            RdmaHostKind::PerMessage => HostSched::PerMessage,
-            RdmaHostKind::Nem => HostSched::Nem,
-            RdmaHostKind::Srm => HostSched::Srm {
-                chunk: self.srm.chunk.0,
-            },
-            RdmaHostKind::Gpmp => HostSched::Gpmp {
-                paths: self.gpmp_paths(),
-                slice: self.gpmp.slice.0,
-                limit: self.gpmp_limit(),
-            },
-            RdmaHostKind::MpRdma => HostSched::MpRdma,
-        };
-        let mp = (scheme.rdma_host == Some(RdmaHostKind::MpRdma)).then_some({
-            crate::transport::mprdma::MpParams {
-                delta: self.mprdma.delta,
-                l: self.mprdma.bitmap,
-                probe: self.mprdma.probe,
-                init_cwnd: self.mprdma.init_cwnd,
-                base_rtt: self.mprdma.base_rtt,
-            }
-        });
-        crate::sim::RdmaSpec {
-            params: crate::transport::rdma::RdmaParams {
-                mtu: self.packet.mss.0 as u32,
-                header: self.packet.header.0 as u32,
-                dcqcn,
-                nack_interval: self.rdma.nack_interval,
-                rto: self.rdma.rto,
-                ack_prio: self.priorities.ack,
-            },
-            sched,
-            short_threshold: self.short_threshold(),
-            short_prio: 1,
-            long_prio: if scheme.class_prio { 2 } else { 1 },
-            mp,
-        }
-    }
-
-    /// TCP parameters for a scheme.
-    pub fn tcp_params(&self, scheme: &Scheme) -> TcpParams {
-        let t = &self.tcp;
-        let mut p = TcpParams {
-            mss: self.packet.mss.0 as u32,
-            header: self.packet.header.0 as u32,
-            init_cwnd: t.init_cwnd,
-            min_cwnd: t.min_cwnd,
-            rto_min: t.rto_min,
-            rto_max: t.rto_max,
-            rto_init: t.rto_init.unwrap_or(t.rto_min),
-            rto_backoff: t.rto_backoff,
-            dupthresh: t.dupthresh,
-            max_cwnd: f64::INFINITY,
-            rank: scheme.transport.pfabric_rank(),
-            ecn: scheme.ecn,
-            cc: match scheme.transport {
-                TransportKind::Dctcp => CcKind::Dctcp {
-                    g: self.dctcp.g,
-                    init_alpha: self.dctcp.init_alpha,
-                },
-                TransportKind::D2tcp => CcKind::D2tcp {
-                    g: self.dctcp.g,
-                    init_alpha: self.dctcp.init_alpha,
-                    missed_d: self.d2tcp.missed_d,
-                },
-                TransportKind::Pdtcp => CcKind::Pdtcp {
-                    g: self.dctcp.g,
-                    init_alpha: self.dctcp.init_alpha,
-                    policy: self.pdtcp.policy,
-                    flip: self.pdtcp.flip,
-                    fixed_p: self.pdtcp.fixed_p,
-                },
-                _ => CcKind::Reno,
-            },
-        };
-        if p.rank.is_some() {
-            // pFabric's end host: start at about line rate, no fast retransmit, a fixed short
-            // timeout, optional window cap.
-            p.init_cwnd = self.pfabric_init_cwnd();
-            p.max_cwnd = self.pfabric.max_cwnd.unwrap_or(f64::INFINITY);
-            let rto = self.pfabric_rto();
-            (p.rto_min, p.rto_max, p.rto_init, p.rto_backoff) = (rto, rto, rto, 1.0);
-            p.dupthresh = u32::MAX;
-        }
-        p
     }
 }
 
@@ -1739,5 +1428,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.gpmp_limit(), 156_984);
+    }
+    #[test]
+    fn apply_overrides_and_validates_through_the_schema() {
+        let text = "[workload]\nkind = \"poisson\"\nload = 0.5\n\
+                    [sweep]\naxes = [{ key = \"workload.load\", values = [0.3, 0.9] }, \
+                    { key = \"tcp.rto_min\", values = [\"2ms\"] }]\n";
+        let c = Config::parse(text, "s.toml").unwrap();
+        let combos = crate::sweep::combinations(&c.sweep.axes);
+        let r = c.at_sweep_point(&combos[1], "s.toml").unwrap();
+        match r.workload {
+            crate::workload::WorkloadConfig::Poisson { load, .. } => assert_eq!(load, 0.9),
+            _ => panic!(),
+        }
+        assert_eq!(r.tcp.rto_min, crate::units::SimTime::from_ms(2));
+        // Array elements by index.
+        let mut t: toml::Table = toml::from_str("[w]\nparts = [{ a = 1 }, { a = 2 }]\n").unwrap();
+        crate::sweep::set_key(&mut t, "w.parts.1.a", 9.into()).unwrap();
+        assert_eq!(t["w"]["parts"][1]["a"].as_integer(), Some(9));
+        assert!(crate::sweep::set_key(&mut t, "w.parts.5.a", 9.into()).is_err());
+        assert!(r.sweep.axes.is_empty());
+        // A bad value is reported with the sweep values.
+        let bad = "[sweep]\naxes = [{ key = \"tcp.rto_min\", values = [\"2 parsecs\"] }]\n";
+        let c = Config::parse(bad, "s.toml").unwrap();
+        let e = c
+            .at_sweep_point(&crate::sweep::combinations(&c.sweep.axes)[0], "s.toml")
+            .unwrap_err();
+        assert!(e.to_string().contains("2 parsecs"), "{e}");
     }
 }

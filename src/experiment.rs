@@ -109,7 +109,7 @@ pub fn plan(
         let run_cfg = if combo.is_empty() {
             cfg.clone()
         } else {
-            let c = crate::sweep::apply(cfg, &combo, file)?;
+            let c = cfg.at_sweep_point(&combo, file)?;
             c.validate(file, base)?;
             c
         };
@@ -437,20 +437,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         None => specs,
     };
     let topo = cfg.topology.build();
-    let transport = match plan.scheme.transport {
-        TransportKind::Tcp
-        | TransportKind::Dctcp
-        | TransportKind::D2tcp
-        | TransportKind::Pdtcp
-        | TransportKind::Pfabric
-        | TransportKind::PfabricEdf => TransportSpec::Tcp(cfg.tcp_params(&plan.scheme)),
-        TransportKind::Udp => TransportSpec::Udp {
-            rate: cfg.udp.rate,
-            mss: cfg.packet.mss.0 as u32,
-            header: cfg.packet.header.0 as u32,
-        },
-        TransportKind::Rdma => TransportSpec::Rdma(Box::new(cfg.rdma_spec(&plan.scheme))),
-    };
+    let transport = crate::lower::transport(cfg, &plan.scheme);
     let switch = cfg.switch_for(&plan.scheme);
     let build = BuildOpts {
         switch: &switch,

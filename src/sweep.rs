@@ -6,7 +6,6 @@
 //! to the experiment's TOML and the result is parsed and validated like a hand-written config,
 //! so an axis value that is out of range fails before anything runs, naming the axis.
 
-use crate::config::{Config, ConfigError};
 use serde::{Deserialize, Serialize};
 
 /// One sweep axis.
@@ -202,43 +201,6 @@ pub fn combinations(axes: &[Axis]) -> Vec<Vec<toml::Value>> {
     out
 }
 
-/// The config of one combination: the experiment's config with the axis values applied,
-/// without the sweep itself.
-pub fn apply(cfg: &Config, values: &[toml::Value], file: &str) -> Result<Config, ConfigError> {
-    let err = |key: &str, msg: String| ConfigError {
-        file: file.to_string(),
-        key: key.to_string(),
-        msg,
-    };
-    let mut table = toml::Table::try_from(cfg).map_err(|e| err("", e.to_string()))?;
-    table.remove("sweep");
-    table.remove("plot");
-    for (a, v) in cfg.sweep.axes.iter().zip(values) {
-        set_key(&mut table, &a.key, v.clone()).map_err(|m| err(&a.key, m))?;
-    }
-    let text = toml::to_string(&table).map_err(|e| err("", e.to_string()))?;
-    let c = Config::parse(&text, file).map_err(|e| {
-        // The error's line refers to the generated text: name the axes instead.
-        let msg = match e.msg.strip_prefix("line ") {
-            Some(r) => r.split_once(": ").map_or(r, |(_, m)| m),
-            None => &e.msg,
-        };
-        let set: Vec<String> = cfg
-            .sweep
-            .axes
-            .iter()
-            .zip(values)
-            .map(|(a, v)| format!("{} = {}", a.key, value_text(v)))
-            .collect();
-        ConfigError {
-            key: "sweep.axes".into(),
-            msg: format!("with {}: {msg}", set.join(", ")),
-            ..e
-        }
-    })?;
-    Ok(c)
-}
-
 #[cfg(test)]
 mod range_tests {
     use super::*;
@@ -298,31 +260,5 @@ mod tests {
         assert_eq!(c[0], vec![toml::Value::from(1), toml::Value::from("p")]);
         assert_eq!(c[5], vec![toml::Value::from(2), toml::Value::from("r")]);
         assert_eq!(axes[0].column(), "x");
-    }
-
-    #[test]
-    fn apply_overrides_and_validates_through_the_schema() {
-        let text = "[workload]\nkind = \"poisson\"\nload = 0.5\n\
-                    [sweep]\naxes = [{ key = \"workload.load\", values = [0.3, 0.9] }, \
-                    { key = \"tcp.rto_min\", values = [\"2ms\"] }]\n";
-        let c = Config::parse(text, "s.toml").unwrap();
-        let combos = combinations(&c.sweep.axes);
-        let r = apply(&c, &combos[1], "s.toml").unwrap();
-        match r.workload {
-            crate::workload::WorkloadConfig::Poisson { load, .. } => assert_eq!(load, 0.9),
-            _ => panic!(),
-        }
-        assert_eq!(r.tcp.rto_min, crate::units::SimTime::from_ms(2));
-        // Array elements by index.
-        let mut t: toml::Table = toml::from_str("[w]\nparts = [{ a = 1 }, { a = 2 }]\n").unwrap();
-        set_key(&mut t, "w.parts.1.a", 9.into()).unwrap();
-        assert_eq!(t["w"]["parts"][1]["a"].as_integer(), Some(9));
-        assert!(set_key(&mut t, "w.parts.5.a", 9.into()).is_err());
-        assert!(r.sweep.axes.is_empty());
-        // A bad value is reported with the sweep values.
-        let bad = "[sweep]\naxes = [{ key = \"tcp.rto_min\", values = [\"2 parsecs\"] }]\n";
-        let c = Config::parse(bad, "s.toml").unwrap();
-        let e = apply(&c, &combinations(&c.sweep.axes)[0], "s.toml").unwrap_err();
-        assert!(e.to_string().contains("2 parsecs"), "{e}");
     }
 }

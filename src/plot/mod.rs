@@ -6,91 +6,15 @@
 //! only (plotters' SVG backend, no system font libraries), drawn as lines with markers and
 //! min–max whiskers, one colour per series, with a legend.
 
+pub mod spec;
+
+pub use spec::{METRICS, PlotKind, PlotSpec, SIZE_STATS};
+
 use crate::sweep::value_text;
 use plotters::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-
-fn d_class() -> String {
-    "all".into()
-}
-
-/// What a figure shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum PlotKind {
-    /// A summary metric (y) against a sweep axis (x), one line per scheme.
-    #[default]
-    Sweep,
-    /// The distribution of flow completion times (log x), one line per scheme, from the
-    /// `fct.csv` of the runs at the sweep point `at` (seeds pooled).
-    FctCdf,
-    /// A slowdown statistic (y: `avg_slowdown`, `p50_slowdown`, `p99_slowdown` or
-    /// `p999_slowdown`) against flow size (log x) in `bins` equal-count size bins, one line
-    /// per scheme, from the runs at the sweep point `at` (seeds pooled).
-    SlowdownVsSize,
-    /// Delay attribution: one stacked bar per scheme of the mean FCT components (us) of the
-    /// flows of `class`, at the sweep point `at` (mean over seeds).
-    Attribution,
-    /// Queue length over time (from `ts_queues.csv`, so the experiment needs
-    /// `[timeseries]`): one line per scheme, the first seed's run at `at`, port `port` (default:
-    /// the port with the highest sampled queue), all priorities summed.
-    QueueTimeseries,
-}
-
-fn d_bins() -> usize {
-    20
-}
-
-/// `[[plot]]`: one figure.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PlotSpec {
-    /// Output file name (written in the experiment's results directory), ending in `.svg`.
-    pub file: String,
-    pub title: String,
-    /// What the figure shows. Default `sweep`.
-    #[serde(default)]
-    pub kind: PlotKind,
-    /// The sweep axis on the x axis (its dotted key); `sweep` figures only.
-    #[serde(default)]
-    pub x: String,
-    /// The metric: one of [`METRICS`] (`sweep`), or the slowdown statistic
-    /// (`slowdown_vs_size`, default `p99_slowdown`).
-    #[serde(default)]
-    pub y: String,
-    /// Flow-level figures: the sweep point whose runs to use, as axis key = value (axes left
-    /// out are pooled). Default: every run.
-    #[serde(default)]
-    pub at: BTreeMap<String, toml::Value>,
-    /// `slowdown_vs_size`: number of equal-count size bins, 2..=200. Default 20.
-    #[serde(default = "d_bins")]
-    pub bins: usize,
-    /// `queue_timeseries`: the port (its number in `ports.csv`). Default: the busiest.
-    #[serde(default)]
-    pub port: Option<u32>,
-    /// The size class ("all" or a class name such as "<50KB"). Default "all".
-    #[serde(default = "d_class")]
-    pub class: String,
-    /// A second sweep axis that splits each scheme into several series.
-    #[serde(default)]
-    pub series: Option<String>,
-    /// How that axis is named in the legend (default: the key's last segment).
-    #[serde(default)]
-    pub series_name: Option<String>,
-    /// Only these schemes (default: all of the experiment's).
-    #[serde(default)]
-    pub schemes: Option<Vec<String>>,
-    #[serde(default)]
-    pub x_label: Option<String>,
-    #[serde(default)]
-    pub y_label: Option<String>,
-    /// Logarithmic y axis (decades). Default false.
-    #[serde(default)]
-    pub log_y: bool,
-}
 
 /// Distinct series colours (ColorBrewer Set1, then black).
 const COLORS: [(u8, u8, u8); 11] = [
@@ -105,48 +29,6 @@ const COLORS: [(u8, u8, u8); 11] = [
     (0, 0, 0),
     (23, 190, 207),
     (188, 189, 34),
-];
-
-/// Metrics a plot can show, with their units.
-pub const METRICS: &[(&str, &str)] = &[
-    ("avg_fct_us", "average FCT (us)"),
-    ("p50_fct_us", "median FCT (us)"),
-    ("p99_fct_us", "p99 FCT (us)"),
-    ("p999_fct_us", "p99.9 FCT (us)"),
-    ("avg_slowdown", "average slowdown"),
-    ("p50_slowdown", "median slowdown"),
-    ("p99_slowdown", "p99 slowdown"),
-    ("p999_slowdown", "p99.9 slowdown"),
-    ("avg_slowdown_group", "average normalised FCT (query ideal)"),
-    ("p50_slowdown_group", "median normalised FCT (query ideal)"),
-    ("p99_slowdown_group", "p99 normalised FCT (query ideal)"),
-    ("p999_slowdown_group", "p99.9 normalised FCT (query ideal)"),
-    ("deadline_met", "fraction of deadlines met"),
-    ("class_drops", "packets dropped"),
-    ("st_alpha", "alpha (measured)"),
-    ("st_alpha_pred", "alpha (analysis)"),
-    ("st_alpha_ratio", "alpha, measured / analysis"),
-    ("st_amplitude", "queue amplitude per link (packets)"),
-    (
-        "st_amplitude_pred",
-        "queue amplitude per link, analysis (packets)",
-    ),
-    ("st_amplitude_ratio", "amplitude, measured / analysis"),
-    ("st_period_rtts", "period (round trips)"),
-    ("st_period_pred", "period, analysis (round trips)"),
-    ("st_period_ratio", "period, measured / analysis"),
-    (
-        "st_period_ratio_delay",
-        "period, measured / (analysis + 1 RTT of feedback delay)",
-    ),
-    ("st_q_p99", "p99 queue per link (packets)"),
-    ("st_q_max_pred", "peak queue K + N/M (packets)"),
-    ("st_k_bound", "K lower bound (19) (packets)"),
-    (
-        "st_empty_fraction",
-        "fraction of samples with an empty bottleneck",
-    ),
-    ("finished", "flows finished"),
 ];
 
 /// One aggregated point.
@@ -564,14 +446,6 @@ fn draw_legend<DB: DrawingBackend>(
     }
     Ok(())
 }
-
-/// Slowdown statistics a `slowdown_vs_size` figure can show.
-pub const SIZE_STATS: &[&str] = &[
-    "avg_slowdown",
-    "p50_slowdown",
-    "p99_slowdown",
-    "p999_slowdown",
-];
 
 /// One finished flow as the flow-level figures read it from `fct.csv`.
 #[derive(Clone, Copy, Debug)]

@@ -1,0 +1,151 @@
+//! Lowering: from a config and a scheme to the parameters the model runs with. This is the
+//! one place where a scheme's bundle (`scheme`) meets the model's types: the transport of every
+//! flow (TCP with its congestion control, UDP, RDMA with its host scheduler), its derived
+//! parameters (pFabric's window and timeout, GPMP's outstanding limit), and the switch
+//! configuration a scheme runs with (`Config::switch_for`, which stays schema-level).
+//!
+//! Not here: validation (the config's), and building the network or the flows (`experiment`).
+
+use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind};
+use crate::sim::{RdmaSpec, TransportSpec};
+use crate::transport::tcp::{CcKind, RankKind, TcpParams};
+
+/// The transport a run of `scheme` under `cfg` uses.
+pub fn transport(cfg: &Config, scheme: &Scheme) -> TransportSpec {
+    match scheme.transport {
+        TransportKind::Tcp
+        | TransportKind::Dctcp
+        | TransportKind::D2tcp
+        | TransportKind::Pdtcp
+        | TransportKind::Pfabric
+        | TransportKind::PfabricEdf => TransportSpec::Tcp(tcp_params(cfg, scheme)),
+        TransportKind::Udp => TransportSpec::Udp {
+            rate: cfg.udp.rate,
+            mss: cfg.packet.mss.0 as u32,
+            header: cfg.packet.header.0 as u32,
+        },
+        TransportKind::Rdma => TransportSpec::Rdma(Box::new(rdma_spec(cfg, scheme))),
+    }
+}
+
+/// pFabric's rank, for the pFabric transports.
+pub fn pfabric_rank(t: TransportKind) -> Option<RankKind> {
+    match t {
+        TransportKind::Pfabric => Some(RankKind::RemainingSize),
+        TransportKind::PfabricEdf => Some(RankKind::Deadline),
+        _ => None,
+    }
+}
+
+/// The RDMA transport of a scheme.
+pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
+    use crate::sim::HostSched;
+    use crate::transport::dcqcn::DcqcnParams;
+    let bw = cfg.topology.host_rate().bps() as f64 / 1e9;
+    let dcqcn = match cfg.rdma.dcqcn {
+        DcqcnProfile::Off => None,
+        prof => {
+            let mut d = if prof == DcqcnProfile::Dcqcn {
+                DcqcnParams::hpcc_dcqcn(bw)
+            } else {
+                DcqcnParams::hpcc_dcqcn_paper(bw)
+            };
+            if let Some(g) = cfg.rdma.g {
+                d.g = g;
+            }
+            if let Some(m) = cfg.rdma.min_rate {
+                d.min_rate_bps = m.bps() as f64;
+            }
+            if let Some(st) = cfg.rdma.stages {
+                d.stages = st;
+            }
+            Some(d)
+        }
+    };
+    let sched = match scheme.rdma_host.expect("RDMA scheme") {
+        RdmaHostKind::SinglePath => HostSched::SinglePath,
+        RdmaHostKind::PerMessage => HostSched::PerMessage,
+        RdmaHostKind::Nem => HostSched::Nem,
+        RdmaHostKind::Srm => HostSched::Srm {
+            chunk: cfg.srm.chunk.0,
+        },
+        RdmaHostKind::Gpmp => HostSched::Gpmp {
+            paths: cfg.gpmp_paths(),
+            slice: cfg.gpmp.slice.0,
+            limit: cfg.gpmp_limit(),
+        },
+        RdmaHostKind::MpRdma => HostSched::MpRdma,
+    };
+    let mp = (scheme.rdma_host == Some(RdmaHostKind::MpRdma)).then_some({
+        crate::transport::mprdma::MpParams {
+            delta: cfg.mprdma.delta,
+            l: cfg.mprdma.bitmap,
+            probe: cfg.mprdma.probe,
+            init_cwnd: cfg.mprdma.init_cwnd,
+            base_rtt: cfg.mprdma.base_rtt,
+        }
+    });
+    crate::sim::RdmaSpec {
+        params: crate::transport::rdma::RdmaParams {
+            mtu: cfg.packet.mss.0 as u32,
+            header: cfg.packet.header.0 as u32,
+            dcqcn,
+            nack_interval: cfg.rdma.nack_interval,
+            rto: cfg.rdma.rto,
+            ack_prio: cfg.priorities.ack,
+        },
+        sched,
+        short_threshold: cfg.short_threshold(),
+        short_prio: 1,
+        long_prio: if scheme.class_prio { 2 } else { 1 },
+        mp,
+    }
+}
+
+/// TCP parameters for a scheme.
+pub fn tcp_params(cfg: &Config, scheme: &Scheme) -> TcpParams {
+    let t = &cfg.tcp;
+    let mut p = TcpParams {
+        mss: cfg.packet.mss.0 as u32,
+        header: cfg.packet.header.0 as u32,
+        init_cwnd: t.init_cwnd,
+        min_cwnd: t.min_cwnd,
+        rto_min: t.rto_min,
+        rto_max: t.rto_max,
+        rto_init: t.rto_init.unwrap_or(t.rto_min),
+        rto_backoff: t.rto_backoff,
+        dupthresh: t.dupthresh,
+        max_cwnd: f64::INFINITY,
+        rank: pfabric_rank(scheme.transport),
+        ecn: scheme.ecn,
+        cc: match scheme.transport {
+            TransportKind::Dctcp => CcKind::Dctcp {
+                g: cfg.dctcp.g,
+                init_alpha: cfg.dctcp.init_alpha,
+            },
+            TransportKind::D2tcp => CcKind::D2tcp {
+                g: cfg.dctcp.g,
+                init_alpha: cfg.dctcp.init_alpha,
+                missed_d: cfg.d2tcp.missed_d,
+            },
+            TransportKind::Pdtcp => CcKind::Pdtcp {
+                g: cfg.dctcp.g,
+                init_alpha: cfg.dctcp.init_alpha,
+                policy: cfg.pdtcp.policy,
+                flip: cfg.pdtcp.flip,
+                fixed_p: cfg.pdtcp.fixed_p,
+            },
+            _ => CcKind::Reno,
+        },
+    };
+    if p.rank.is_some() {
+        // pFabric's end host: start at about line rate, no fast retransmit, a fixed short
+        // timeout, optional window cap.
+        p.init_cwnd = cfg.pfabric_init_cwnd();
+        p.max_cwnd = cfg.pfabric.max_cwnd.unwrap_or(f64::INFINITY);
+        let rto = cfg.pfabric_rto();
+        (p.rto_min, p.rto_max, p.rto_init, p.rto_backoff) = (rto, rto, rto, 1.0);
+        p.dupthresh = u32::MAX;
+    }
+    p
+}
