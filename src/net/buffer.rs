@@ -250,7 +250,7 @@ impl Mmu {
 
     /// Admission of a `size`-byte packet arriving on local port `inp` for local egress port
     /// `outp`, priority `prio`.
-    #[inline]
+    #[inline(always)]
     pub fn admit(&mut self, inp: usize, outp: usize, prio: u8, size: u32) -> Admit {
         let size = size as u64;
         let r = if self.is_lossless(prio) {

@@ -427,11 +427,12 @@ impl Port {
             return None;
         }
         let q = self.select(now)?;
-        let pkt = if matches!(self.sched, Scheduler::Pfabric) {
-            let i = self.pfabric_pick(q);
-            self.queues[q].remove(i)
-        } else {
-            self.queues[q].pop_front()
+        let pkt = match &self.sched {
+            Scheduler::Pfabric => {
+                let i = self.pfabric_pick(q);
+                self.queues[q].remove(i)
+            }
+            _ => self.queues[q].pop_front(),
         }
         .expect("selected queue is non-empty");
         self.qbytes[q] -= pkt.size as u64;

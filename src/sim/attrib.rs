@@ -180,15 +180,28 @@ struct Egress {
     started: [u64; 8],
     on_wire_until: SimTime,
     on_wire_prio: u8,
+    /// The highest priority number (lowest priority) started so far: sums stop there, so a
+    /// single-queue port costs nothing.
+    top: u8,
 }
 
 impl Egress {
     /// Serialization time started at priorities below `prio` (higher queue numbers).
+    #[inline]
     fn lower(&self, prio: u8) -> u64 {
-        self.started[prio as usize + 1..].iter().sum()
+        if prio >= self.top {
+            return 0;
+        }
+        self.started[prio as usize + 1..=self.top as usize]
+            .iter()
+            .sum()
     }
     /// Serialization time started at priorities above `prio` (lower queue numbers).
+    #[inline]
     fn higher(&self, prio: u8) -> u64 {
+        if prio == 0 {
+            return 0;
+        }
         self.started[..prio as usize].iter().sum()
     }
 }
@@ -341,6 +354,7 @@ impl Attrib {
         e.started[prio as usize] += ser.0;
         e.on_wire_until = now + ser;
         e.on_wire_prio = prio;
+        e.top = e.top.max(prio);
     }
 
     /// The packet (priority `prio`) enters a queue of switch port `port`. `paused_acc` is the

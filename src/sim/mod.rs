@@ -451,8 +451,10 @@ impl Sim {
                 self.now = self.now.max(until);
                 return None;
             }
-            while t >= self.sample_at && self.sample_at != SimTime::MAX {
-                self.take_sample();
+            while t >= self.sample_at {
+                if !self.take_sample() {
+                    break;
+                }
             }
             let (t, ev) = self.ev.pop().expect("peeked");
             self.now = t;
@@ -497,10 +499,11 @@ impl Sim {
 
     /// Takes the time-series sample due at `sample_at` (the state just before that instant's
     /// events, which have not run yet).
-    fn take_sample(&mut self) {
+    /// Returns false (and never samples again) when there is no sampler.
+    fn take_sample(&mut self) -> bool {
         let Some(mut sp) = self.sampler.take() else {
             self.sample_at = SimTime::MAX;
-            return;
+            return false;
         };
         let t = self.sample_at;
         for i in 0..sp.ports.len() {
@@ -546,6 +549,7 @@ impl Sim {
         sp.advance(t);
         self.sample_at = sp.next;
         self.sampler = Some(sp);
+        true
     }
 
     /// Call after setting `attrib` or `pcap`: transmissions are observed from now on.
@@ -838,39 +842,16 @@ impl Sim {
         pkt.in_port = inp;
         let prio = pkt.prio;
         let (il, ol) = (net.local[inp.idx()] as usize, net.local[out.idx()] as usize);
-        loop {
-            let switch = &mut self.net.switches[sw];
-            match switch.mmu.admit(il, ol, prio, pkt.size as u32) {
-                crate::net::buffer::Admit::Drop { lossless } => {
-                    // pFabric's priority dropping: make room by dropping the queued packet of
-                    // the largest rank, if it ranks below the arriving one.
-                    let port = &self.net.ports[out.idx()];
-                    let victim = if matches!(port.sched, Scheduler::Pfabric) {
-                        port.pfabric_victim(prio as usize, pfabric_rank(&pkt))
-                    } else {
-                        None
-                    };
-                    let Some(i) = victim else {
-                        self.count_drop(sw, out, &pkt, lossless);
-                        return;
-                    };
-                    let v = self.net.ports[out.idx()].remove_at(prio as usize, i);
-                    let vin = self.net.local[v.in_port.idx()] as usize;
-                    if self.net.switches[sw]
-                        .mmu
-                        .release(vin, ol, prio, v.size as u32)
-                    {
-                        self.net.switches[sw].pfc_sent += 1;
-                        self.send_pfc(v.in_port, prio, false);
-                    }
-                    self.count_drop(sw, out, &v, lossless);
+        match switch.mmu.admit(il, ol, prio, pkt.size as u32) {
+            crate::net::buffer::Admit::Drop { lossless } => {
+                if !self.make_room(sw, out, inp, &pkt, lossless) {
+                    return;
                 }
-                crate::net::buffer::Admit::Accept { xoff } => {
-                    if xoff {
-                        switch.pfc_sent += 1;
-                        self.send_pfc(inp, prio, true);
-                    }
-                    break;
+            }
+            crate::net::buffer::Admit::Accept { xoff } => {
+                if xoff {
+                    switch.pfc_sent += 1;
+                    self.send_pfc(inp, prio, true);
                 }
             }
         }
@@ -908,6 +889,62 @@ impl Sim {
         }
         port.enqueue(prio as usize, pkt);
         self.kick(out);
+    }
+
+    /// `pkt` (from ingress `inp`) did not fit at egress `out` of switch `sw`. On a pFabric port,
+    /// drop the queued packets of the largest rank while they rank below `pkt` until it fits;
+    /// returns whether it was admitted (else it is counted as dropped).
+    #[cold]
+    #[inline(never)]
+    fn make_room(
+        &mut self,
+        sw: usize,
+        out: PortId,
+        inp: PortId,
+        pkt: &Packet,
+        lossless: bool,
+    ) -> bool {
+        let prio = pkt.prio;
+        let (il, ol) = (
+            self.net.local[inp.idx()] as usize,
+            self.net.local[out.idx()] as usize,
+        );
+        let mut lossless = lossless;
+        loop {
+            let port = &self.net.ports[out.idx()];
+            let victim = if matches!(port.sched, Scheduler::Pfabric) {
+                port.pfabric_victim(prio as usize, pfabric_rank(pkt))
+            } else {
+                None
+            };
+            let Some(i) = victim else {
+                self.count_drop(sw, out, pkt, lossless);
+                return false;
+            };
+            let v = self.net.ports[out.idx()].remove_at(prio as usize, i);
+            let vin = self.net.local[v.in_port.idx()] as usize;
+            if self.net.switches[sw]
+                .mmu
+                .release(vin, ol, prio, v.size as u32)
+            {
+                self.net.switches[sw].pfc_sent += 1;
+                self.send_pfc(v.in_port, prio, false);
+            }
+            self.count_drop(sw, out, &v, lossless);
+            match self.net.switches[sw]
+                .mmu
+                .admit(il, ol, prio, pkt.size as u32)
+            {
+                crate::net::buffer::Admit::Drop { lossless: l } => lossless = l,
+                crate::net::buffer::Admit::Accept { xoff } => {
+                    if xoff {
+                        self.net.switches[sw].pfc_sent += 1;
+                        self.send_pfc(inp, prio, true);
+                    }
+                    return true;
+                }
+            }
+        }
     }
 
     /// Counts packet `pkt` dropped at egress port `out` of switch `sw`.
@@ -981,6 +1018,7 @@ impl Sim {
 
     /// pFabric's NIC: the next packet of the ready flow of class `c` with the smallest rank
     /// (the first in ready order on ties).
+    #[inline(never)]
     fn pull_by_rank(&mut self, h: usize, p: PortId, c: usize, kind: RankKind) -> Option<Packet> {
         let paused = self.net.ports[p.idx()].paused;
         loop {
@@ -1004,7 +1042,7 @@ impl Sim {
                 .remove(i)
                 .expect("index within the ready list");
             self.flows[f.idx()].in_ready = false;
-            if let Some(pkt) = self.emit(f) {
+            if let Some(pkt) = self.emit_outlined(f) {
                 let fl = &mut self.flows[f.idx()];
                 if fl.can_send(self.now) {
                     fl.in_ready = true;
@@ -1025,7 +1063,14 @@ impl Sim {
         }
     }
 
+    /// [`emit`](Self::emit) kept out of line, for the rarely used callers.
+    #[inline(never)]
+    fn emit_outlined(&mut self, f: FlowId) -> Option<Packet> {
+        self.emit(f)
+    }
+
     /// Asks flow `f` for its next packet.
+    #[inline(always)]
     fn emit(&mut self, f: FlowId) -> Option<Packet> {
         let now = self.now;
         let fl = &mut self.flows[f.idx()];
