@@ -8,7 +8,6 @@ use crate::config::{Config, Scheme, TransportKind};
 use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord, ideal_fct_multipath};
 use crate::net::BuildOpts;
 use crate::sim::{Conservation, EndReason, Sim, SimSetup, TransportSpec};
-use crate::transport::Proto;
 use crate::units::SimTime;
 use serde::Serialize;
 use std::path::Path;
@@ -342,8 +341,8 @@ fn run_probe(
         }
         if i % 20 == 0 {
             for f in &sim.flows {
-                if let crate::transport::Proto::Tcp { snd, .. } = &f.proto {
-                    alpha += snd.alpha;
+                if let Some(c) = sim.transport.tcp(f.id) {
+                    alpha += c.snd.alpha;
                     na += 1;
                 }
             }
@@ -462,8 +461,8 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         end_when: cfg.end_when,
     })?;
     if cfg.metrics.attribution {
-        let units = match &sim.rdma {
-            Some(r) => r.msgs.len(),
+        let units = match sim.transport.messages() {
+            Some(m) => m.len(),
             None => sim.flows.len(),
         };
         sim.attrib = Some(Box::new(crate::sim::attrib::Attrib::new(
@@ -481,7 +480,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             .filter(|&p| nodes.contains(&sim.net.ports[p].node.idx()))
             .collect();
         let mut tc = tc.clone();
-        if sim.rdma.is_none() {
+        if sim.transport.messages().is_none() {
             // TCP-family flows are named by their workload id; sample them by index.
             let mut idx = Vec::with_capacity(tc.flows.len());
             for id in &tc.flows {
@@ -571,16 +570,17 @@ pub fn collect(
     wall: Instant,
 ) -> RunResult {
     let classes = &cfg.size_classes();
-    let mss = sim.transport.mss();
-    let header = sim.transport.header();
-    let with_ack = !matches!(sim.transport, TransportSpec::Udp { .. });
+    let mss = sim.spec.mss();
+    let header = sim.spec.header();
+    let with_ack = !matches!(sim.spec, TransportSpec::Udp { .. });
+    let msgs = sim.transport.messages();
     // Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
     type Path = (Vec<Hop>, Vec<u32>, Vec<Hop>);
     let mut path_cache: std::collections::HashMap<(u32, u32), Path> =
         std::collections::HashMap::new();
     let mut records = Vec::with_capacity(sim.total);
     let mut totals = RunTotals {
-        flows: match (&sim.rdma, cfg.end_when) {
+        flows: match (msgs, cfg.end_when) {
             (None, Some(_)) => sim.flows.iter().filter(|f| f.started).count() as u64,
             _ => sim.total as u64,
         },
@@ -603,21 +603,15 @@ pub fn collect(
         let w: &[u32] = if spread { widths } else { &[] };
         ideal_fct_multipath(size, mss, header, fwd, w, rev, with_ack)
     };
-    if let Some(r) = &sim.rdma {
-        for f in &sim.flows {
-            match &f.proto {
-                Proto::Rdma { snd, .. } => {
-                    totals.timeouts += snd.timeouts;
-                    totals.nacks += snd.nacks;
-                    totals.cnps += snd.dcqcn.cnps;
-                    totals.rate_decreases += snd.dcqcn.decreases;
-                }
-                Proto::MpRdma { snd, .. } => totals.timeouts += snd.timeouts,
-                _ => {}
-            }
+    if let Some(msgs) = msgs {
+        if let Some(q) = sim.transport.qp_totals() {
+            totals.timeouts += q.timeouts;
+            totals.nacks += q.nacks;
+            totals.cnps += q.cnps;
+            totals.rate_decreases += q.rate_decreases;
         }
         totals.queue_pairs = sim.flows.len() as u64;
-        for (i, m) in r.msgs.iter().enumerate() {
+        for (i, m) in msgs.iter().enumerate() {
             let spread = spread_lb
                 || rdma_host == Some(crate::config::RdmaHostKind::MpRdma)
                 || (rdma_host == Some(crate::config::RdmaHostKind::Gpmp) && !m.short);
@@ -658,7 +652,7 @@ pub fn collect(
     }
     // Bytes per group, for the contention-aware ideal.
     let mut group_bytes: Vec<u64> = Vec::new();
-    if sim.rdma.is_none() {
+    if msgs.is_none() {
         for f in &sim.flows {
             if f.group != u32::MAX {
                 let g = f.group as usize;
@@ -671,7 +665,7 @@ pub fn collect(
     }
     // With `end_when`, flows that never started did not happen.
     let counted =
-        |f: &&crate::transport::Flow| sim.rdma.is_none() && (f.started || cfg.end_when.is_none());
+        |f: &&crate::transport::Flow| msgs.is_none() && (f.started || cfg.end_when.is_none());
     for (i, f) in sim.flows.iter().enumerate().filter(|(_, f)| counted(f)) {
         let ideal = ideal_of(f.src, f.dst, f.size, spread_lb);
         let ideal_group = if f.group != u32::MAX && group_bytes[f.group as usize] > f.size {
@@ -680,7 +674,7 @@ pub fn collect(
             ideal
         };
         let fct = f.finish.map(|t| t - f.start);
-        if let Proto::Tcp { rcv, snd } = &f.proto {
+        if let Some(crate::transport::tcp::TcpConn { rcv, snd }) = sim.transport.tcp(f.id) {
             totals.spurious_retx += rcv.duplicates;
             let tag = f.tag.name();
             let i = match totals.reductions.iter().position(|r| r.tag == tag) {
@@ -703,9 +697,9 @@ pub fn collect(
             }
             r.same_window_half_vs_two += snd.reductions_same_window as u64;
         }
-        let (retx, to) = match &f.proto {
-            Proto::Tcp { snd, .. } => (snd.retransmits, snd.timeouts),
-            Proto::Udp { .. } | Proto::Rdma { .. } | Proto::MpRdma { .. } => (0, 0),
+        let (retx, to) = match sim.transport.tcp(f.id) {
+            Some(c) => (c.snd.retransmits, c.snd.timeouts),
+            None => (0, 0),
         };
         totals.retransmits += retx;
         totals.timeouts += to;

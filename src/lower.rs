@@ -7,7 +7,8 @@
 //! Not here: validation (the config's), and building the network or the flows (`experiment`).
 
 use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind};
-use crate::sim::{RdmaSpec, TransportSpec};
+use crate::transport::TransportSpec;
+use crate::transport::rdma::RdmaSpec;
 use crate::transport::tcp::{CcKind, RankKind, TcpParams};
 
 /// The transport a run of `scheme` under `cfg` uses.
@@ -39,8 +40,8 @@ pub fn pfabric_rank(t: TransportKind) -> Option<RankKind> {
 
 /// The RDMA transport of a scheme.
 pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
-    use crate::sim::HostSched;
     use crate::transport::dcqcn::DcqcnParams;
+    use crate::transport::rdma::HostSched;
     let bw = cfg.topology.host_rate().bps() as f64 / 1e9;
     let dcqcn = match cfg.rdma.dcqcn {
         DcqcnProfile::Off => None,
@@ -77,7 +78,7 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
         RdmaHostKind::MpRdma => HostSched::MpRdma,
     };
     let mp = (scheme.rdma_host == Some(RdmaHostKind::MpRdma)).then_some({
-        crate::transport::mprdma::MpParams {
+        crate::transport::rdma::mprdma::MpParams {
             delta: cfg.mprdma.delta,
             l: cfg.mprdma.bitmap,
             probe: cfg.mprdma.probe,
@@ -85,8 +86,8 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
             base_rtt: cfg.mprdma.base_rtt,
         }
     });
-    crate::sim::RdmaSpec {
-        params: crate::transport::rdma::RdmaParams {
+    RdmaSpec {
+        params: crate::transport::rdma::qp::RdmaParams {
             mtu: cfg.packet.mss.0 as u32,
             header: cfg.packet.header.0 as u32,
             dcqcn,

@@ -22,18 +22,17 @@
 //! time, delivered to a host, dropped by a switch, queued in a switch, or on a wire.
 
 pub mod attrib;
-mod rdma;
 pub mod timeseries;
 
-pub use rdma::{HostSched, Msg, RdmaHost, RdmaSpec, path_offset};
+pub use crate::transport::TransportSpec;
 
 use crate::engine::EventQueue;
 use crate::ids::{FlowId, NodeId, PortId};
-use crate::net::packet::{Packet, PktKind, ecn, flags};
+use crate::net::packet::Packet;
 use crate::net::port::{MarkAt, Scheduler, pfabric_rank};
 use crate::net::{BuildOpts, Network};
-use crate::transport::tcp::{FlowCtx, RankKind, TcpParams, TcpReceiver, TcpSender};
-use crate::transport::{Flow, FlowStats, Proto};
+use crate::transport::tcp::RankKind;
+use crate::transport::{Flow, Host, Transport};
 use crate::units::{BitRate, SimTime};
 use crate::workload::FlowSpec;
 use std::collections::VecDeque;
@@ -41,9 +40,9 @@ use std::collections::VecDeque;
 #[inline]
 /// The delay-attribution unit a data packet belongs to: its message (RDMA, in `aux`) or its
 /// flow; None for control packets.
-fn attrib_unit(rdma: bool, pkt: &Packet) -> Option<usize> {
+fn attrib_unit(msg_units: bool, pkt: &Packet) -> Option<usize> {
     pkt.is_data().then(|| {
-        if rdma {
+        if msg_units {
             pkt.aux as usize
         } else {
             pkt.flow.idx()
@@ -72,37 +71,6 @@ enum Ev {
     Pace(FlowId, u32),
     /// A dependent flow whose group completed starts (after its delay).
     StartFlow(FlowId),
-}
-
-/// Which transport the flows of a run use.
-#[derive(Clone, Debug)]
-pub enum TransportSpec {
-    Tcp(TcpParams),
-    /// Constant-rate UDP at `rate` (None: the host link rate), `mss` payload per packet.
-    Udp {
-        rate: Option<BitRate>,
-        mss: u32,
-        header: u32,
-    },
-    /// RDMA queue pairs carrying messages.
-    Rdma(Box<RdmaSpec>),
-}
-
-impl TransportSpec {
-    pub fn mss(&self) -> u32 {
-        match self {
-            TransportSpec::Tcp(p) => p.mss,
-            TransportSpec::Udp { mss, .. } => *mss,
-            TransportSpec::Rdma(r) => r.params.mtu,
-        }
-    }
-    pub fn header(&self) -> u32 {
-        match self {
-            TransportSpec::Tcp(p) => p.header,
-            TransportSpec::Udp { header, .. } => *header,
-            TransportSpec::Rdma(r) => r.params.header,
-        }
-    }
 }
 
 /// Byte and packet conservation counters (wire bytes).
@@ -191,13 +159,18 @@ pub struct Sim {
     nic_rank: Option<RankKind>,
     pub flows: Vec<Flow>,
     next_start: usize,
-    pub transport: TransportSpec,
+    /// The run's transport choice and parameters.
+    pub spec: TransportSpec,
+    /// The run's transport: every flow's protocol state.
+    pub transport: Transport,
     stop_time: SimTime,
     /// Units (flows, or messages for RDMA) finished, out of `total`.
     pub finished: usize,
     pub total: usize,
-    /// The RDMA host state, in RDMA runs.
-    pub rdma: Option<RdmaHost>,
+    /// The units are the transport's messages (RDMA), not flows.
+    msg_units: bool,
+    /// Flows the transport woke during its last call, made ready when it returns.
+    wake: Vec<FlowId>,
     /// Flows `0..n_static` start on their own; the rest wait for a group.
     n_static: usize,
     /// `end_when`: the tag, how many flows carry it, how many of those finished.
@@ -251,89 +224,36 @@ impl Sim {
                 ));
             }
         }
-        let mut rdma = None;
+        let msg_units = matches!(s.transport, TransportSpec::Rdma(_));
         if let TransportSpec::Rdma(spec) = &s.transport {
             for p in [spec.short_prio, spec.long_prio, spec.params.ack_prio] {
                 if p as usize >= nq {
                     return Err(format!("RDMA priority {p} needs more than {nq} queues"));
                 }
             }
-            rdma = Some(RdmaHost::new(
-                (**spec).clone(),
-                s.flows,
-                net.n_hosts,
-                s.seed,
-            ));
-        }
-        for (i, f) in s.flows.iter().enumerate() {
-            if rdma.is_some() {
-                break;
-            }
-            let prio = f.prio.unwrap_or(s.data_prio);
-            if prio as usize >= nq {
-                return Err(format!(
-                    "flow {}: priority {prio} but only {nq} queues",
-                    f.id
-                ));
-            }
-            let proto = match &s.transport {
-                TransportSpec::Tcp(p) => Proto::Tcp {
-                    snd: TcpSender::new(f.size, p),
-                    rcv: TcpReceiver::default(),
-                },
-                TransportSpec::Rdma(_) => unreachable!("RDMA flows are queue pairs"),
-                TransportSpec::Udp { rate, .. } => {
-                    let line = host_rate(f.src);
-                    let r = rate.unwrap_or(line);
-                    Proto::Udp {
-                        sent: 0,
-                        rcvd: 0,
-                        gap_per_byte_ps: if r >= line {
-                            0
-                        } else {
-                            r.ser_time(1 << 20).0 >> 20
-                        },
-                    }
+        } else {
+            // Flows are the units; RDMA's flows are queue pairs created on demand.
+            for (i, f) in s.flows.iter().enumerate() {
+                let prio = f.prio.unwrap_or(s.data_prio);
+                if prio as usize >= nq {
+                    return Err(format!(
+                        "flow {}: priority {prio} but only {nq} queues",
+                        f.id
+                    ));
                 }
-            };
-            flows.push(Flow {
-                id: FlowId(i as u32),
-                ext_id: f.id,
-                src: f.src,
-                dst: f.dst,
-                size: f.size,
-                start: f.start,
-                deadline: match f.after {
-                    None => f.deadline.map(|d| f.start + d),
-                    // Set when the flow starts.
-                    Some(_) => None,
-                },
-                rel_deadline: f.deadline,
-                tag: f.tag,
-                group: f.group.unwrap_or(u32::MAX),
-                deadline_class: f.deadline_class,
-                // Ephemeral-port-like source ports, distinct per flow, for ECMP entropy.
-                sport: 10_000u16.wrapping_add((f.id % 50_000) as u16),
-                dport: 5_000,
-                prio,
-                ack_prio: s.ack_prio,
-                nic_class: prio,
-                proto,
-                started: false,
-                finish: None,
-                rcv_finish: None,
-                in_ready: false,
-                timer_deadline: SimTime::MAX,
-                timer_event: SimTime::MAX,
-                timer_gen: 0,
-                pace_deadline: SimTime::MAX,
-                pace_event: SimTime::MAX,
-                pace_gen: 0,
-                stats: FlowStats::default(),
-            });
+                flows.push(Flow::new(FlowId(i as u32), f, prio, s.ack_prio));
+            }
         }
-        let total = match &rdma {
-            Some(r) => r.msgs.len(),
+        let transport = Transport::new(
+            &s.transport,
+            s.flows,
+            &flows,
+            host_rate,
+            net.n_hosts,
+            s.seed,
+        );
+        let total = match transport.messages() {
+            Some(m) => m.len(),
             None => flows.len(),
         };
         // Groups and the flows that wait for them.
@@ -343,7 +263,7 @@ impl Sim {
             .filter_map(|f| f.group.max(f.after))
             .max()
             .map_or(0, |g| g as usize + 1);
-        if n_groups > 0 && rdma.is_some() {
+        if n_groups > 0 && msg_units {
             return Err("dependent workloads (partition-aggregate, sequential) need a TCP-family or UDP scheme".into());
         }
         let mut group_left = vec![0u32; n_groups];
@@ -363,10 +283,7 @@ impl Sim {
         let ready = (0..net.n_hosts)
             .map(|_| (0..nq).map(|_| VecDeque::new()).collect())
             .collect();
-        let nic_rank = match &s.transport {
-            TransportSpec::Tcp(tp) => tp.rank,
-            _ => None,
-        };
+        let nic_rank = transport.nic_rank();
         Ok(Sim {
             now: SimTime::ZERO,
             ev: EventQueue::new(),
@@ -374,11 +291,13 @@ impl Sim {
             ready,
             flows,
             next_start: 0,
-            transport: s.transport,
+            spec: s.transport,
+            transport,
             stop_time: s.stop_time.unwrap_or(SimTime::MAX),
             finished: 0,
             total,
-            rdma,
+            msg_units,
+            wake: Vec::new(),
             n_static,
             end_tag: s.end_when,
             tag_total: s
@@ -522,27 +441,11 @@ impl Sim {
         }
         for i in 0..sp.flows.len() {
             let f = sp.flows[i] as usize;
-            let Some(fl) = self.flows.get(f) else {
+            if f >= self.flows.len() {
                 continue;
-            };
-            let s = match &fl.proto {
-                Proto::Tcp { snd, .. } => timeseries::FlowSample {
-                    cwnd_pkts: Some(snd.cwnd),
-                    alpha: Some(snd.alpha),
-                    priority: Some(snd.exponent),
-                    rate_bps: None,
-                },
-                Proto::Rdma { snd, .. } => timeseries::FlowSample {
-                    cwnd_pkts: None,
-                    alpha: Some(snd.dcqcn.alpha),
-                    priority: None,
-                    rate_bps: Some(snd.dcqcn.rate),
-                },
-                Proto::MpRdma { snd, .. } => timeseries::FlowSample {
-                    cwnd_pkts: Some(snd.cwnd),
-                    ..Default::default()
-                },
-                _ => continue,
+            }
+            let Some(s) = self.transport.sample(FlowId(f as u32)) else {
+                continue;
             };
             sp.flow(t, i, s);
         }
@@ -573,8 +476,8 @@ impl Sim {
 
     /// Start time of arrival `i` (a flow, or an RDMA message).
     fn arrival_time(&self, i: usize) -> Option<SimTime> {
-        match &self.rdma {
-            Some(r) => r.msgs.get(i).map(|m| m.start),
+        match self.transport.messages() {
+            Some(m) => m.get(i).map(|m| m.start),
             None if i < self.n_static => Some(self.flows[i].start),
             None => None,
         }
@@ -631,8 +534,14 @@ impl Sim {
         {
             let i = self.next_start;
             self.next_start += 1;
-            if self.rdma.is_some() {
-                self.rdma_on_message(i as u32);
+            if self.msg_units {
+                if let Some(a) = &mut self.attrib {
+                    let src = self.transport.messages().expect("message units")[i].src;
+                    a.unit_start(i, src as usize, self.now);
+                }
+                let (t, mut h) = self.host();
+                t.on_message(i as u32, &mut h);
+                self.flush_wakes();
             } else {
                 let f = FlowId(i as u32);
                 self.flows[f.idx()].started = true;
@@ -650,10 +559,10 @@ impl Sim {
 
     /// Puts `f` in its host's ready list if it can send, and kicks the NIC.
     fn make_ready(&mut self, f: FlowId) {
-        let fl = &mut self.flows[f.idx()];
-        if fl.in_ready || !fl.can_send(self.now) {
+        if self.flows[f.idx()].in_ready || !self.can_send(f) {
             return;
         }
+        let fl = &mut self.flows[f.idx()];
         fl.in_ready = true;
         let (h, class) = (fl.src, fl.nic_class);
         self.ready[h as usize][class as usize].push_back(f);
@@ -715,7 +624,7 @@ impl Sim {
         if self.observed {
             if let Some(a) = &mut self.attrib {
                 if is_host {
-                    let unit = attrib_unit(self.rdma.is_some(), pkt);
+                    let unit = attrib_unit(self.msg_units, pkt);
                     pkt.uid = a.nic_tx(port.node.idx(), now, ser, unit, pkt.uid);
                 } else {
                     a.switch_tx(p.idx(), pkt.prio, now, ser);
@@ -956,13 +865,9 @@ impl Sim {
         self.cons.dropped_pkts += 1;
         self.cons.dropped_bytes += pkt.size as u64;
         self.flows[pkt.flow.idx()].stats.drops += 1;
-        if pkt.is_data()
-            && let Some(r) = &mut self.rdma
-        {
-            r.msgs[pkt.aux as usize].drops += 1;
-        }
+        self.transport.on_drop(pkt);
         if let Some(a) = &mut self.attrib {
-            let unit = attrib_unit(self.rdma.is_some(), pkt);
+            let unit = attrib_unit(self.msg_units, pkt);
             a.lost(pkt.uid, unit, pkt.ts);
         }
     }
@@ -1004,9 +909,8 @@ impl Sim {
                     continue;
                 }
                 if let Some(pkt) = self.emit(f) {
-                    let fl = &mut self.flows[f.idx()];
-                    if fl.can_send(self.now) {
-                        fl.in_ready = true;
+                    if self.can_send(f) {
+                        self.flows[f.idx()].in_ready = true;
                         self.ready[h][c].push_back(f);
                     }
                     return Some(pkt);
@@ -1028,11 +932,7 @@ impl Sim {
                 if paused & (1 << fl.prio) != 0 {
                     continue;
                 }
-                let acked = match &fl.proto {
-                    Proto::Tcp { snd, .. } => snd.snd_una,
-                    _ => 0,
-                };
-                let r = kind.rank(fl.size, acked, fl.deadline);
+                let r = self.transport.rank(f, fl, kind);
                 if best.is_none_or(|(_, b)| r < b) {
                     best = Some((i, r));
                 }
@@ -1043,9 +943,8 @@ impl Sim {
                 .expect("index within the ready list");
             self.flows[f.idx()].in_ready = false;
             if let Some(pkt) = self.emit_outlined(f) {
-                let fl = &mut self.flows[f.idx()];
-                if fl.can_send(self.now) {
-                    fl.in_ready = true;
+                if self.can_send(f) {
+                    self.flows[f.idx()].in_ready = true;
                     self.ready[h][c].push_back(f);
                 }
                 return Some(pkt);
@@ -1055,12 +954,7 @@ impl Sim {
 
     /// Wire priority of flow `f`'s next packet.
     fn next_wire_prio(&mut self, f: FlowId) -> Option<u8> {
-        let fl = &mut self.flows[f.idx()];
-        match &mut fl.proto {
-            Proto::Rdma { snd, .. } => snd.next_prio(),
-            Proto::MpRdma { snd, .. } => snd.wqes.front().map(|w| w.prio),
-            _ => Some(fl.prio),
-        }
+        self.transport.next_prio(f, &self.flows[f.idx()])
     }
 
     /// [`emit`](Self::emit) kept out of line, for the rarely used callers.
@@ -1072,91 +966,71 @@ impl Sim {
     /// Asks flow `f` for its next packet.
     #[inline(always)]
     fn emit(&mut self, f: FlowId) -> Option<Packet> {
-        let now = self.now;
-        let fl = &mut self.flows[f.idx()];
+        let fl = &self.flows[f.idx()];
         if fl.done() || !fl.started {
             return None;
         }
-        let mut pkt = Packet {
-            flow: f,
-            src: fl.src,
-            dst: fl.dst,
-            seq: 0,
-            aux: 0,
-            ts: now,
-            size: 0,
-            payload: 0,
-            sport: fl.sport,
-            dport: fl.dport,
-            in_port: PortId(0),
-            kind: PktKind::Data,
-            prio: fl.prio,
-            ecn: 0,
-            flags: 0,
-            uid: 0,
-        };
-        match (&mut fl.proto, &self.transport) {
-            (Proto::Tcp { snd, .. }, TransportSpec::Tcp(tp)) => {
-                let seg = snd.next_segment(tp)?;
-                if let Some(r) = tp.rank {
-                    pkt.aux = r.rank(fl.size, snd.snd_una, fl.deadline);
-                }
-                pkt.seq = seg.seq;
-                pkt.payload = seg.len as u16;
-                pkt.size = (seg.len + tp.header) as u16;
-                if tp.ecn {
-                    pkt.ecn = ecn::ECT;
-                }
-                if seg.retx {
-                    pkt.flags |= flags::RETX;
-                }
-                fl.stats.data_pkts += 1;
-                if fl.timer_deadline == SimTime::MAX {
-                    let rto = snd.rto;
-                    self.set_timer(f, now + rto);
-                }
-            }
-            (
-                Proto::Udp {
-                    sent,
-                    gap_per_byte_ps,
-                    ..
-                },
-                TransportSpec::Udp { mss, header, .. },
-            ) => {
-                if *sent >= fl.size {
-                    return None;
-                }
-                let len = (fl.size - *sent).min(*mss as u64) as u32;
-                pkt.seq = *sent;
-                *sent += len as u64;
-                pkt.payload = len as u16;
-                pkt.size = (len + header) as u16;
-                fl.stats.data_pkts += 1;
-                if *gap_per_byte_ps > 0 {
-                    let wait = SimTime(pkt.size as u64 * *gap_per_byte_ps);
-                    self.set_pace(f, now + wait);
-                }
-            }
-            (Proto::Rdma { .. } | Proto::MpRdma { .. }, TransportSpec::Rdma(_)) => {
-                if !self.rdma_emit(f, &mut pkt) {
-                    return None;
-                }
-            }
-            _ => unreachable!("flow protocol does not match the run's transport"),
+        let mut pkt = fl.data_packet(self.now);
+        let (t, mut h) = self.host();
+        let sent = t.emit(f, &mut h, &mut pkt);
+        debug_assert!(
+            self.wake.is_empty(),
+            "a transport woke a flow while sending"
+        );
+        sent.then_some(pkt)
+    }
+
+    /// Whether flow `f` may hand a packet to the NIC now: started, unfinished, not held back
+    /// by pacing, and with data its transport lets it send.
+    #[inline(always)]
+    fn can_send(&self, f: FlowId) -> bool {
+        let fl = &self.flows[f.idx()];
+        fl.pace_deadline == SimTime::MAX
+            && fl.finish.is_none()
+            && fl.started
+            && self.transport.has_data(f, fl)
+    }
+
+    /// The transport and the services the simulator lends it for one call.
+    #[inline(always)]
+    fn host(&mut self) -> (&mut Transport, SimHost<'_>) {
+        (
+            &mut self.transport,
+            SimHost {
+                now: self.now,
+                ev: &mut self.ev,
+                flows: &mut self.flows,
+                net: &self.net,
+                wake: &mut self.wake,
+                attrib: &mut self.attrib,
+                finished: &mut self.finished,
+                tag_finished: &mut self.tag_finished,
+                end_tag: self.end_tag,
+                msg_units: self.msg_units,
+            },
+        )
+    }
+
+    /// Makes ready the flows the transport woke during its last call, in order.
+    fn flush_wakes(&mut self) {
+        if self.wake.is_empty() {
+            return;
         }
-        Some(pkt)
+        let w = std::mem::take(&mut self.wake);
+        for &f in &w {
+            self.make_ready(f);
+        }
+        debug_assert!(
+            self.wake.is_empty(),
+            "a flow woke another while being made ready"
+        );
+        self.wake = w;
+        self.wake.clear();
     }
 
     /// Holds flow `f` back from sending until `at` (pacing).
     fn set_pace(&mut self, f: FlowId, at: SimTime) {
-        let fl = &mut self.flows[f.idx()];
-        fl.pace_deadline = at;
-        if fl.pace_event == SimTime::MAX || fl.pace_event > at {
-            fl.pace_gen = fl.pace_gen.wrapping_add(1);
-            fl.pace_event = at;
-            self.ev.push(at, Ev::Pace(f, fl.pace_gen));
-        }
+        set_pace(&mut self.ev, &mut self.flows[f.idx()], f, at);
     }
 
     fn on_pace(&mut self, f: FlowId, generation: u32) {
@@ -1175,20 +1049,15 @@ impl Sim {
             return;
         }
         fl.pace_deadline = SimTime::MAX;
-        if matches!(fl.proto, Proto::Rdma { .. }) && !self.rdma_pace_wake(f) {
+        let (t, mut h) = self.host();
+        if !t.on_pace(f, &mut h) {
             return;
         }
         self.make_ready(f);
     }
 
     fn set_timer(&mut self, f: FlowId, deadline: SimTime) {
-        let fl = &mut self.flows[f.idx()];
-        fl.timer_deadline = deadline;
-        if fl.timer_event == SimTime::MAX || fl.timer_event > deadline {
-            fl.timer_gen = fl.timer_gen.wrapping_add(1);
-            fl.timer_event = deadline;
-            self.ev.push(deadline, Ev::Timer(f, fl.timer_gen));
-        }
+        set_timer(&mut self.ev, &mut self.flows[f.idx()], f, deadline);
     }
 
     fn on_timer(&mut self, f: FlowId, generation: u32) {
@@ -1207,102 +1076,37 @@ impl Sim {
             return;
         }
         fl.timer_deadline = SimTime::MAX;
-        match (&mut fl.proto, &self.transport) {
-            (Proto::Tcp { snd, .. }, TransportSpec::Tcp(tp)) => {
-                if snd.outstanding() {
-                    snd.on_timeout(tp);
-                    let rto = snd.rto;
-                    self.set_timer(f, now + rto);
-                }
-            }
-            (Proto::Udp { .. }, _) => {}
-            (Proto::Rdma { .. } | Proto::MpRdma { .. }, _) => self.rdma_timeout(f),
-            _ => unreachable!(),
-        }
+        let (t, mut h) = self.host();
+        t.on_timer(f, &mut h);
         self.make_ready(f);
     }
 
     fn host_receive(&mut self, pkt: Packet) {
         self.cons.delivered_pkts += 1;
         self.cons.delivered_bytes += pkt.size as u64;
-        let rdma = matches!(
-            self.flows[pkt.flow.idx()].proto,
-            Proto::Rdma { .. } | Proto::MpRdma { .. }
-        );
-        match (pkt.kind, rdma) {
-            (PktKind::Data, false) => self.on_data(pkt),
-            (PktKind::Ack, false) => self.on_ack(pkt),
-            (PktKind::Data, true) => self.rdma_on_data(pkt),
-            (PktKind::Ack | PktKind::Nack, true) => self.rdma_on_ctl(pkt),
-            _ => {}
+        if pkt.is_data() {
+            let (t, mut h) = self.host();
+            let rx = t.on_data(&mut h, &pkt);
+            if let Some(mut ctl) = rx.reply {
+                if let Some(a) = &mut self.attrib {
+                    ctl.uid = a.ack_for(pkt.uid, self.now);
+                }
+                let hp = self.net.host_port(ctl.src);
+                self.send_control(hp, ctl);
+            }
+            if rx.received {
+                self.on_received(pkt.flow);
+            }
+        } else {
+            let (t, mut h) = self.host();
+            let wake = t.on_control(&mut h, &pkt);
+            self.flush_wakes();
+            if wake {
+                self.make_ready(pkt.flow);
+            }
         }
         if let Some(a) = &mut self.attrib {
             a.release(pkt.uid);
-        }
-    }
-
-    fn on_data(&mut self, pkt: Packet) {
-        let now = self.now;
-        let f = pkt.flow;
-        let fl = &mut self.flows[f.idx()];
-        if pkt.ce() {
-            fl.stats.ce_rcvd += 1;
-        }
-        match (&mut fl.proto, &self.transport) {
-            (Proto::Tcp { rcv, .. }, TransportSpec::Tcp(tp)) => {
-                let r = rcv.on_data(pkt.seq, pkt.payload as u32);
-                let received = r.ack >= fl.size && fl.rcv_finish.is_none();
-                if received {
-                    fl.rcv_finish = Some(now);
-                }
-                let mss = tp.mss as u64;
-                let aux = r
-                    .sack
-                    .map(|(lo, hi)| (lo / mss) << 32 | hi.div_ceil(mss))
-                    .unwrap_or(0);
-                let ack = Packet {
-                    flow: f,
-                    src: fl.dst,
-                    dst: fl.src,
-                    seq: r.ack,
-                    aux,
-                    ts: pkt.ts,
-                    size: tp.header as u16,
-                    payload: 0,
-                    sport: fl.dport,
-                    dport: fl.sport,
-                    in_port: PortId(0),
-                    kind: PktKind::Ack,
-                    prio: fl.ack_prio,
-                    ecn: if pkt.ce() { ecn::ECE } else { 0 },
-                    flags: 0,
-                    uid: match &mut self.attrib {
-                        Some(a) => a.ack_for(pkt.uid, now),
-                        None => 0,
-                    },
-                };
-                let hp = self.net.host_port(fl.dst);
-                self.send_control(hp, ack);
-                if received {
-                    self.on_received(f);
-                }
-            }
-            (Proto::Udp { rcvd, .. }, _) => {
-                *rcvd += pkt.payload as u64;
-                if *rcvd >= fl.size && fl.finish.is_none() {
-                    fl.rcv_finish = Some(now);
-                    fl.finish = Some(now);
-                    if let Some(a) = &mut self.attrib {
-                        a.finish(f.idx(), pkt.uid, now, true);
-                    }
-                    self.finished += 1;
-                    if Some(fl.tag) == self.end_tag {
-                        self.tag_finished += 1;
-                    }
-                    self.on_received(f);
-                }
-            }
-            _ => unreachable!(),
         }
     }
 
@@ -1320,56 +1124,111 @@ impl Sim {
             self.kick(hp);
         }
     }
+}
 
-    fn on_ack(&mut self, pkt: Packet) {
-        let now = self.now;
-        let f = pkt.flow;
-        let TransportSpec::Tcp(tp) = &self.transport else {
-            return;
-        };
-        let host_rate = self.net.ports[self.net.host_port(pkt.dst).idx()].rate;
-        let fl = &mut self.flows[f.idx()];
-        if fl.done() {
-            return;
+/// Arms flow `f`'s retransmission timer for `deadline`: one pending event per flow, moved
+/// earlier when needed; a later deadline is picked up when the pending event fires.
+#[inline]
+fn set_timer(ev: &mut EventQueue<Ev>, fl: &mut Flow, f: FlowId, deadline: SimTime) {
+    fl.timer_deadline = deadline;
+    if fl.timer_event == SimTime::MAX || fl.timer_event > deadline {
+        fl.timer_gen = fl.timer_gen.wrapping_add(1);
+        fl.timer_event = deadline;
+        ev.push(deadline, Ev::Timer(f, fl.timer_gen));
+    }
+}
+
+/// Holds flow `f` back until `at` (the same scheme as [`set_timer`], for pacing).
+#[inline]
+fn set_pace(ev: &mut EventQueue<Ev>, fl: &mut Flow, f: FlowId, at: SimTime) {
+    fl.pace_deadline = at;
+    if fl.pace_event == SimTime::MAX || fl.pace_event > at {
+        fl.pace_gen = fl.pace_gen.wrapping_add(1);
+        fl.pace_event = at;
+        ev.push(at, Ev::Pace(f, fl.pace_gen));
+    }
+}
+
+/// The services the simulator lends the transport during one call (see [`Host`]): disjoint
+/// borrows of the simulator's state, built per call.
+struct SimHost<'a> {
+    now: SimTime,
+    ev: &'a mut EventQueue<Ev>,
+    flows: &'a mut Vec<Flow>,
+    net: &'a Network,
+    wake: &'a mut Vec<FlowId>,
+    attrib: &'a mut Option<Box<attrib::Attrib>>,
+    finished: &'a mut usize,
+    tag_finished: &'a mut usize,
+    end_tag: Option<crate::workload::FlowTag>,
+    msg_units: bool,
+}
+
+impl Host for SimHost<'_> {
+    #[inline(always)]
+    fn now(&self) -> SimTime {
+        self.now
+    }
+    #[inline(always)]
+    fn flow(&self, f: FlowId) -> &Flow {
+        &self.flows[f.idx()]
+    }
+    #[inline(always)]
+    fn flow_mut(&mut self, f: FlowId) -> &mut Flow {
+        &mut self.flows[f.idx()]
+    }
+    #[inline(always)]
+    fn set_timer(&mut self, f: FlowId, at: SimTime) {
+        set_timer(self.ev, &mut self.flows[f.idx()], f, at);
+    }
+    #[inline(always)]
+    fn clear_timer(&mut self, f: FlowId) {
+        self.flows[f.idx()].timer_deadline = SimTime::MAX;
+    }
+    #[inline(always)]
+    fn timer_armed(&self, f: FlowId) -> bool {
+        self.flows[f.idx()].timer_deadline != SimTime::MAX
+    }
+    #[inline(always)]
+    fn set_pace(&mut self, f: FlowId, at: SimTime) {
+        set_pace(self.ev, &mut self.flows[f.idx()], f, at);
+    }
+    fn wake(&mut self, f: FlowId) {
+        self.wake.push(f);
+    }
+    fn finished(&mut self, unit: usize, uid: u32, receiver_side: bool) {
+        if let Some(a) = self.attrib {
+            a.finish(unit, uid, self.now, receiver_side);
         }
-        let ctx = FlowCtx {
-            now,
-            start: fl.start,
-            deadline: fl.deadline,
-            host_bytes_per_ps: host_rate.bps() as f64 / 8e12,
-        };
-        let Proto::Tcp { snd, .. } = &mut fl.proto else {
-            return;
-        };
-        let sack = (pkt.aux != 0).then_some((pkt.aux >> 32, pkt.aux & 0xFFFF_FFFF));
-        let r = snd.on_ack(
-            pkt.seq,
-            sack,
-            pkt.ecn & ecn::ECE != 0,
-            now - pkt.ts,
-            tp,
-            &ctx,
-        );
-        if r.done {
-            fl.finish = Some(now);
-            fl.timer_deadline = SimTime::MAX;
-            if let Some(a) = &mut self.attrib {
-                a.finish(f.idx(), pkt.uid, now, false);
-            }
-            self.finished += 1;
-            if Some(fl.tag) == self.end_tag {
-                self.tag_finished += 1;
-            }
-            return;
+        *self.finished += 1;
+        if !self.msg_units && Some(self.flows[unit].tag) == self.end_tag {
+            *self.tag_finished += 1;
         }
-        if r.advanced {
-            if snd.outstanding() {
-                let rto = snd.rto;
-                self.set_timer(f, now + rto);
-            } else {
-                self.flows[f.idx()].timer_deadline = SimTime::MAX;
-            }
+    }
+    #[inline]
+    fn line_rate(&self, h: u32) -> BitRate {
+        self.net.ports[self.net.host_port(h).idx()].rate
+    }
+    fn uplink_for(&self, src: u32, dst: u32, proto: u8, sport: u16, dport: u16) -> (usize, usize) {
+        let net = self.net;
+        let tor = net.ports[net.host_port(src).idx()].peer_node;
+        if net.is_host(tor) {
+            return (0, 1);
         }
-        self.make_ready(f);
+        let n = net.routes.next_hops(tor, dst).len();
+        if n <= 1 {
+            return (0, 1);
+        }
+        let salt = net.switches[net.switch_idx(tor)].lb.salt;
+        (
+            crate::net::lb::ecmp_index(src, dst, proto, sport, dport, salt, n),
+            n,
+        )
+    }
+    fn add_flow(&mut self, mut flow: Flow) -> FlowId {
+        let id = FlowId(self.flows.len() as u32);
+        flow.id = id;
+        self.flows.push(flow);
+        id
     }
 }

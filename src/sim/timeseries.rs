@@ -100,14 +100,7 @@ impl TimeSeriesConfig {
     }
 }
 
-/// One flow's sampled transport state (None: does not apply).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FlowSample {
-    pub cwnd_pkts: Option<f64>,
-    pub alpha: Option<f64>,
-    pub priority: Option<f64>,
-    pub rate_bps: Option<f64>,
-}
+pub use crate::transport::FlowSample;
 
 /// The sampler of a run.
 #[derive(Debug)]

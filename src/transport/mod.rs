@@ -1,56 +1,71 @@
-//! Transports: the end-host protocol state of each flow.
+//! Transports: every end-host protocol, end to end, behind one seam.
 //!
-//! A flow is a message of `size` bytes from `src` to `dst` starting at `start`. Its sender
-//! and receiver state live together in one [`Flow`] in the simulator's flow arena (the
-//! simulator knows both ends). Transports are an enum ([`Proto`]) dispatched by `match`, not
-//! trait objects:
+//! What lives here: the per-flow record the simulator keeps for every flow ([`Flow`]: endpoints,
+//! size, timing, NIC class, timers, counters), the services a host lends its transport
+//! ([`Host`]), and the run's transport ([`Transport`]): one enum whose variant is fixed for the
+//! whole run and which owns the protocol state of every flow of the run. The simulator (`sim`)
+//! knows no protocol: it asks the transport whether a flow has data, lets it fill the next
+//! packet, hands it every packet that reaches a host, and tells it when a flow's timer or pacing
+//! gap expires. The transport answers with packets (the ACK it builds for a data packet) and
+//! through the [`Host`] services (arm a timer, hold a flow back until a time, wake a flow,
+//! report a finished unit, ask which uplink a 5-tuple hashes to).
 //!
-//! * `tcp`: NewReno/SACK with Reno or DCTCP congestion control (see [`tcp`]);
-//! * `udp`: an unreliable constant-rate stream (no acknowledgements, no congestion control),
-//!   for background load and for tests that need a saturating source.
+//! * [`tcp`]: NewReno/SACK with the window congestion controls of [`cc`] (Reno, DCTCP, D2TCP,
+//!   PDTCP) and pFabric's end host;
+//! * [`udp`]: an unreliable constant-rate stream (no acknowledgements, no congestion control),
+//!   for background load and for tests that need a saturating source;
+//! * [`rdma`]: RoCEv2 messages over reliable-connection queue pairs with DCQCN ([`rdma::qp`]) or
+//!   over MP-RDMA connections ([`rdma::mprdma`]), placed on queue pairs by the host message
+//!   schedulers ([`rdma::sched`]: single path, per message, NEM-like, SRM-like, GPMP).
 //!
-//! Host NICs pull packets from flows (see `sim`): a flow that may send is in its host's ready
-//! list for its priority, and the NIC asks it for one packet at a time when the wire is free.
+//! Dispatch is by `match` on [`Transport`], never through trait objects: the variant is the
+//! same for every call of a run, so the branch predicts perfectly, and each protocol's hot
+//! functions inline into the simulator's NIC pull.
+//!
+//! What this module deliberately does not do: schedule events, touch ports or switches, or
+//! send packets itself. A transport decides; the host acts.
 
 pub mod dcqcn;
-pub mod mprdma;
 pub mod rdma;
 pub mod tcp;
+pub mod udp;
 
 use crate::ids::FlowId;
-use crate::units::SimTime;
-use mprdma::{MpReceiver, MpSender};
-use rdma::{QpReceiver, QpSender};
-use tcp::{TcpReceiver, TcpSender};
+use crate::net::packet::{Packet, PktKind, ecn};
+use crate::units::{BitRate, SimTime};
+use crate::workload::FlowSpec;
+use rdma::QueuePair;
 
-/// Protocol state of a flow. Not boxed: flows live in one arena and the TCP variant is the
-/// common case, so the UDP variant's unused space costs less than an indirection per packet.
-#[derive(Clone, Debug)]
-#[allow(clippy::large_enum_variant)]
-pub enum Proto {
-    Tcp {
-        snd: TcpSender,
-        rcv: TcpReceiver,
-    },
-    Udp {
-        /// Payload bytes handed to the NIC so far.
-        sent: u64,
-        /// Payload bytes received.
-        rcvd: u64,
-        /// Inter-packet gap for pacing below line rate (zero: send back to back).
-        gap_per_byte_ps: u64,
-    },
-    /// An RDMA queue pair (messages are tracked by the run's RDMA host state).
-    Rdma {
-        snd: QpSender,
-        rcv: QpReceiver,
-        line_bps: f64,
-    },
-    /// An MP-RDMA connection.
-    MpRdma {
-        snd: MpSender,
-        rcv: MpReceiver,
-    },
+/// The services a host lends its transport during a call. Implemented by the simulator; a
+/// transport never reaches into simulator state except through these.
+pub trait Host {
+    /// The current simulated time.
+    fn now(&self) -> SimTime;
+    /// The simulator's record of flow `f`.
+    fn flow(&self, f: FlowId) -> &Flow;
+    fn flow_mut(&mut self, f: FlowId) -> &mut Flow;
+    /// Arms (or moves) flow `f`'s retransmission timer to fire at `at`.
+    fn set_timer(&mut self, f: FlowId, at: SimTime);
+    /// Disarms flow `f`'s retransmission timer.
+    fn clear_timer(&mut self, f: FlowId);
+    /// Whether flow `f`'s retransmission timer is armed.
+    fn timer_armed(&self, f: FlowId) -> bool;
+    /// Holds flow `f` back from sending until `at` (pacing).
+    fn set_pace(&mut self, f: FlowId, at: SimTime);
+    /// Flow `f` may have data to send: the host puts it in its NIC's ready list once the
+    /// current call has returned (never during it, so a transport is never re-entered).
+    fn wake(&mut self, f: FlowId);
+    /// Unit `unit` (a flow, or an RDMA message) finished; `uid` is the attribution record of the
+    /// packet that finished it, `receiver_side` whether it finished at the receiver (UDP).
+    fn finished(&mut self, unit: usize, uid: u32, receiver_side: bool);
+    /// The line rate of host `h`'s NIC.
+    fn line_rate(&self, h: u32) -> BitRate;
+    /// Path selection: which of its `n` equal-cost uplinks host `src`'s first switch picks for
+    /// a packet to `dst` with this IP protocol and these ports, as `(index, n)` (`(0, 1)` when
+    /// there is no choice).
+    fn uplink_for(&self, src: u32, dst: u32, proto: u8, sport: u16, dport: u16) -> (usize, usize);
+    /// Adds a flow (an RDMA queue pair created on demand) and returns its id.
+    fn add_flow(&mut self, flow: Flow) -> FlowId;
 }
 
 /// Per-flow counters.
@@ -64,7 +79,8 @@ pub struct FlowStats {
     pub drops: u64,
 }
 
-/// A flow: endpoints, size, timing, protocol state and counters.
+/// A flow as the simulator sees it: endpoints, size, timing, NIC class, timers and counters.
+/// The protocol state lives in the run's [`Transport`], indexed by the same [`FlowId`].
 #[derive(Clone, Debug)]
 pub struct Flow {
     pub id: FlowId,
@@ -90,7 +106,6 @@ pub struct Flow {
     pub ack_prio: u8,
     /// Class at the host NIC (served in strict priority, 0 first, after control packets).
     pub nic_class: u8,
-    pub proto: Proto,
     pub started: bool,
     /// Sender-side completion (last byte acknowledged; for UDP, last byte received).
     pub finish: Option<SimTime>,
@@ -98,8 +113,8 @@ pub struct Flow {
     pub rcv_finish: Option<SimTime>,
     /// In its host's ready list.
     pub in_ready: bool,
-    /// Retransmission / pacing timer: deadline (MAX = none), time of the pending event (MAX =
-    /// none) and generation (a popped timer event with another generation is stale).
+    /// Retransmission timer: deadline (MAX = none), time of the pending event (MAX = none) and
+    /// generation (a popped timer event with another generation is stale).
     pub timer_deadline: SimTime,
     pub timer_event: SimTime,
     pub timer_gen: u32,
@@ -111,26 +126,325 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// A flow that has not started, with no timer armed.
+    pub fn new(id: FlowId, spec: &FlowSpec, prio: u8, ack_prio: u8) -> Flow {
+        Flow {
+            id,
+            ext_id: spec.id,
+            src: spec.src,
+            dst: spec.dst,
+            size: spec.size,
+            start: spec.start,
+            deadline: match spec.after {
+                None => spec.deadline.map(|d| spec.start + d),
+                // Set when the flow starts.
+                Some(_) => None,
+            },
+            rel_deadline: spec.deadline,
+            tag: spec.tag,
+            group: spec.group.unwrap_or(u32::MAX),
+            deadline_class: spec.deadline_class,
+            // Ephemeral-port-like source ports, distinct per flow, for ECMP entropy.
+            sport: 10_000u16.wrapping_add((spec.id % 50_000) as u16),
+            dport: 5_000,
+            prio,
+            ack_prio,
+            nic_class: prio,
+            started: false,
+            finish: None,
+            rcv_finish: None,
+            in_ready: false,
+            timer_deadline: SimTime::MAX,
+            timer_event: SimTime::MAX,
+            timer_gen: 0,
+            pace_deadline: SimTime::MAX,
+            pace_event: SimTime::MAX,
+            pace_gen: 0,
+            stats: FlowStats::default(),
+        }
+    }
+
     pub fn done(&self) -> bool {
         self.finish.is_some()
     }
 
-    /// Whether the flow may hand a packet to the NIC at `now` (a paced UDP flow waits for its
-    /// timer).
-    pub fn can_send(&self, _now: SimTime) -> bool {
-        self.pace_deadline == SimTime::MAX && self.has_data_to_send()
+    /// The header fields of the next data packet of this flow, handed to the transport to fill.
+    #[inline(always)]
+    pub fn data_packet(&self, now: SimTime) -> Packet {
+        Packet {
+            flow: self.id,
+            src: self.src,
+            dst: self.dst,
+            seq: 0,
+            aux: 0,
+            ts: now,
+            size: 0,
+            payload: 0,
+            sport: self.sport,
+            dport: self.dport,
+            in_port: crate::ids::PortId(0),
+            kind: PktKind::Data,
+            prio: self.prio,
+            ecn: 0,
+            flags: 0,
+            uid: 0,
+        }
+    }
+}
+
+/// The control packet (ACK or NACK) answering data packet `data`: back to its sender on the
+/// reversed 5-tuple, echoing its timestamp and its CE mark as ECE. The simulator fills in the
+/// attribution record.
+#[inline]
+pub fn reply(data: &Packet, kind: PktKind, seq: u64, aux: u64, size: u32, prio: u8) -> Packet {
+    Packet {
+        flow: data.flow,
+        src: data.dst,
+        dst: data.src,
+        seq,
+        aux,
+        ts: data.ts,
+        size: size as u16,
+        payload: 0,
+        sport: data.dport,
+        dport: data.sport,
+        in_port: crate::ids::PortId(0),
+        kind,
+        prio,
+        ecn: if data.ce() { ecn::ECE } else { 0 },
+        flags: 0,
+        uid: 0,
+    }
+}
+
+/// What a data packet's arrival at its receiver produced.
+#[derive(Clone, Copy, Debug)]
+pub struct Rx {
+    /// The control packet to send back (sent by the receiving host's NIC ahead of its data).
+    pub reply: Option<Packet>,
+    /// The flow's last byte was received in order just now (dependent flows may start).
+    pub received: bool,
+}
+
+impl Rx {
+    pub const NONE: Rx = Rx {
+        reply: None,
+        received: false,
+    };
+}
+
+/// One flow's sampled transport state for the time series (None: does not apply).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowSample {
+    pub cwnd_pkts: Option<f64>,
+    pub alpha: Option<f64>,
+    pub priority: Option<f64>,
+    pub rate_bps: Option<f64>,
+}
+
+/// Which transport the flows of a run use, with its parameters (the lowered scheme).
+#[derive(Clone, Debug)]
+pub enum TransportSpec {
+    Tcp(tcp::TcpParams),
+    /// Constant-rate UDP at `rate` (None: the host link rate), `mss` payload per packet.
+    Udp {
+        rate: Option<BitRate>,
+        mss: u32,
+        header: u32,
+    },
+    /// RDMA queue pairs carrying messages.
+    Rdma(Box<rdma::RdmaSpec>),
+}
+
+impl TransportSpec {
+    pub fn mss(&self) -> u32 {
+        match self {
+            TransportSpec::Tcp(p) => p.mss,
+            TransportSpec::Udp { mss, .. } => *mss,
+            TransportSpec::Rdma(r) => r.params.mtu,
+        }
+    }
+    pub fn header(&self) -> u32 {
+        match self {
+            TransportSpec::Tcp(p) => p.header,
+            TransportSpec::Udp { header, .. } => *header,
+            TransportSpec::Rdma(r) => r.params.header,
+        }
+    }
+}
+
+/// The transport of a run: one variant for the whole run, owning every flow's protocol state.
+pub enum Transport {
+    Tcp(tcp::Tcp),
+    Udp(udp::Udp),
+    /// RoCEv2 reliable-connection queue pairs with DCQCN.
+    Rdma(Box<rdma::Rdma<rdma::qp::RcQp>>),
+    /// MP-RDMA connections.
+    MpRdma(Box<rdma::Rdma<rdma::mprdma::MpQp>>),
+}
+
+/// Dispatches a call to the run's transport.
+macro_rules! each {
+    ($self:expr, $t:ident => $e:expr) => {
+        match $self {
+            Transport::Tcp($t) => $e,
+            Transport::Udp($t) => $e,
+            Transport::Rdma($t) => $e,
+            Transport::MpRdma($t) => $e,
+        }
+    };
+}
+
+impl Transport {
+    /// The transport of a run: `flows` are the simulator's records of the workload's flows
+    /// (TCP, UDP; empty for RDMA, whose flows are queue pairs created on demand), `specs` the
+    /// workload itself.
+    pub fn new(
+        spec: &TransportSpec,
+        specs: &[FlowSpec],
+        flows: &[Flow],
+        line_rate: impl Fn(u32) -> BitRate,
+        n_hosts: usize,
+        seed: u64,
+    ) -> Transport {
+        match spec {
+            TransportSpec::Tcp(p) => Transport::Tcp(tcp::Tcp::new(p.clone(), flows)),
+            TransportSpec::Udp { rate, mss, header } => {
+                Transport::Udp(udp::Udp::new(*rate, *mss, *header, flows, line_rate))
+            }
+            TransportSpec::Rdma(r) => {
+                let spec = (**r).clone();
+                match &r.mp {
+                    Some(mp) => Transport::MpRdma(Box::new(rdma::Rdma::new(
+                        spec,
+                        mp.clone(),
+                        specs,
+                        n_hosts,
+                        seed,
+                    ))),
+                    None => {
+                        Transport::Rdma(Box::new(rdma::Rdma::new(spec, (), specs, n_hosts, seed)))
+                    }
+                }
+            }
+        }
     }
 
-    /// Whether the sender has a packet to transmit, ignoring pacing.
-    pub fn has_data_to_send(&self) -> bool {
-        if self.finish.is_some() || !self.started {
-            return false;
+    /// The work units of the run whose completion ends it: flows, or RDMA messages.
+    pub fn messages(&self) -> Option<&[rdma::Msg]> {
+        match self {
+            Transport::Rdma(r) => Some(&r.msgs),
+            Transport::MpRdma(r) => Some(&r.msgs),
+            _ => None,
         }
-        match &self.proto {
-            Proto::Tcp { snd, .. } => snd.can_send(),
-            Proto::Udp { sent, .. } => *sent < self.size,
-            Proto::Rdma { snd, .. } => snd.has_unsent(),
-            Proto::MpRdma { snd, .. } => snd.can_send(),
+    }
+
+    /// Counters summed over the connections of an RDMA run.
+    pub fn qp_totals(&self) -> Option<rdma::QpTotals> {
+        match self {
+            Transport::Rdma(r) => Some(r.totals()),
+            Transport::MpRdma(r) => Some(r.totals()),
+            _ => None,
+        }
+    }
+
+    /// Flow `f`'s TCP connection, in TCP runs.
+    pub fn tcp(&self, f: FlowId) -> Option<&tcp::TcpConn> {
+        match self {
+            Transport::Tcp(t) => t.conns.get(f.idx()),
+            _ => None,
+        }
+    }
+
+    /// Whether the flows' packets carry a pFabric rank the host NIC schedules by.
+    pub fn nic_rank(&self) -> Option<tcp::RankKind> {
+        match self {
+            Transport::Tcp(t) => t.params.rank,
+            _ => None,
+        }
+    }
+
+    /// Whether flow `f` (started, unfinished) has a packet it may send, ignoring pacing.
+    #[inline(always)]
+    pub fn has_data(&self, f: FlowId, fl: &Flow) -> bool {
+        each!(self, t => t.has_data(f, fl))
+    }
+
+    /// Fills `pkt` (headers preset from the flow) with flow `f`'s next packet; false if none.
+    #[inline(always)]
+    pub fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
+        each!(self, t => t.emit(f, h, pkt))
+    }
+
+    /// The wire priority of flow `f`'s next packet (None: nothing to send).
+    pub fn next_prio(&mut self, f: FlowId, fl: &Flow) -> Option<u8> {
+        match self {
+            Transport::Rdma(t) => t.qps[f.idx()].next_prio(),
+            Transport::MpRdma(t) => t.qps[f.idx()].next_prio(),
+            Transport::Tcp(_) | Transport::Udp(_) => Some(fl.prio),
+        }
+    }
+
+    /// pFabric: the rank of flow `f`'s next packet (its host NIC sends the smallest first).
+    pub fn rank(&self, f: FlowId, fl: &Flow, kind: tcp::RankKind) -> u64 {
+        let acked = match self {
+            Transport::Tcp(t) => t.conns[f.idx()].snd.snd_una,
+            _ => 0,
+        };
+        kind.rank(fl.size, acked, fl.deadline)
+    }
+
+    /// A data packet of flow `pkt.flow` reached its destination.
+    #[inline]
+    pub fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
+        each!(self, t => t.on_data(h, pkt))
+    }
+
+    /// A control packet (ACK, NACK) of flow `pkt.flow` reached its sender; true: wake the flow.
+    #[inline]
+    pub fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool {
+        each!(self, t => t.on_control(h, pkt))
+    }
+
+    /// Flow `f`'s retransmission timer expired (it was armed and is due).
+    pub fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
+        each!(self, t => t.on_timer(f, h))
+    }
+
+    /// Flow `f`'s pacing gap ended; false: it holds back longer (the transport re-armed it).
+    pub fn on_pace(&mut self, f: FlowId, h: &mut impl Host) -> bool {
+        match self {
+            Transport::Rdma(t) => t.on_pace(f, h),
+            Transport::MpRdma(t) => t.on_pace(f, h),
+            Transport::Tcp(_) | Transport::Udp(_) => true,
+        }
+    }
+
+    /// RDMA: message `m` arrives at its sender (flows start in the simulator instead).
+    pub fn on_message(&mut self, m: u32, h: &mut impl Host) {
+        match self {
+            Transport::Rdma(t) => t.on_message(m, h),
+            Transport::MpRdma(t) => t.on_message(m, h),
+            Transport::Tcp(_) | Transport::Udp(_) => {}
+        }
+    }
+
+    /// A packet of flow `pkt.flow` was dropped in the network.
+    pub fn on_drop(&mut self, pkt: &Packet) {
+        match self {
+            Transport::Rdma(t) => t.on_drop(pkt),
+            Transport::MpRdma(t) => t.on_drop(pkt),
+            Transport::Tcp(_) | Transport::Udp(_) => {}
+        }
+    }
+
+    /// The sampled state of flow `f` for the time series (None: nothing to sample).
+    pub fn sample(&self, f: FlowId) -> Option<FlowSample> {
+        match self {
+            Transport::Tcp(t) => Some(t.sample(f)),
+            Transport::Rdma(t) => t.qps.get(f.idx()).map(|q| q.sample()),
+            Transport::MpRdma(t) => t.qps.get(f.idx()).map(|q| q.sample()),
+            Transport::Udp(_) => None,
         }
     }
 }

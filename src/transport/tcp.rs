@@ -41,6 +41,9 @@
 //! one segment per timeout instead), delayed ACKs, receive-window limits, Nagle, timestamps on the wire, SACK
 //! reneging, lost-retransmission detection other than by timeout, limited transmit.
 
+use super::{Flow, FlowSample, Host, Rx, reply};
+use crate::ids::FlowId;
+use crate::net::packet::{Packet, PktKind, ecn, flags};
 use crate::units::SimTime;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -802,6 +805,178 @@ impl TcpReceiver {
             ack: self.rcv_nxt,
             sack,
             duplicate,
+        }
+    }
+}
+
+/// The SACK block of an ACK in the packet's `aux` word: `lo_segment << 32 | hi_segment` (0:
+/// none). Segments, not bytes, so that a 64-bit word holds both ends.
+#[inline]
+fn encode_sack(sack: Option<(u64, u64)>, mss: u64) -> u64 {
+    sack.map(|(lo, hi)| (lo / mss) << 32 | hi.div_ceil(mss))
+        .unwrap_or(0)
+}
+
+/// The SACK block of an ACK's `aux` word, in segments.
+#[inline]
+fn decode_sack(aux: u64) -> Option<(u64, u64)> {
+    (aux != 0).then_some((aux >> 32, aux & 0xFFFF_FFFF))
+}
+
+/// One TCP connection: both ends (the simulator knows both hosts).
+#[derive(Clone, Debug)]
+pub struct TcpConn {
+    pub snd: TcpSender,
+    pub rcv: TcpReceiver,
+}
+
+/// The TCP transport of a run: its parameters and every flow's connection.
+pub struct Tcp {
+    pub params: TcpParams,
+    pub conns: Vec<TcpConn>,
+}
+
+impl Tcp {
+    pub fn new(params: TcpParams, flows: &[Flow]) -> Tcp {
+        let conns = flows
+            .iter()
+            .map(|f| TcpConn {
+                snd: TcpSender::new(f.size, &params),
+                rcv: TcpReceiver::default(),
+            })
+            .collect();
+        Tcp { params, conns }
+    }
+
+    #[inline(always)]
+    pub fn has_data(&self, f: FlowId, _fl: &Flow) -> bool {
+        self.conns[f.idx()].snd.can_send()
+    }
+
+    /// The next segment (a retransmission first) if the window allows; pFabric stamps its
+    /// rank in `aux`. Arms the retransmission timer if it is not running.
+    #[inline(always)]
+    pub fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
+        let now = h.now();
+        let tp = &self.params;
+        let snd = &mut self.conns[f.idx()].snd;
+        let Some(seg) = snd.next_segment(tp) else {
+            return false;
+        };
+        let fl = h.flow_mut(f);
+        if let Some(r) = tp.rank {
+            pkt.aux = r.rank(fl.size, snd.snd_una, fl.deadline);
+        }
+        pkt.seq = seg.seq;
+        pkt.payload = seg.len as u16;
+        pkt.size = (seg.len + tp.header) as u16;
+        if tp.ecn {
+            pkt.ecn = ecn::ECT;
+        }
+        if seg.retx {
+            pkt.flags |= flags::RETX;
+        }
+        fl.stats.data_pkts += 1;
+        if fl.timer_deadline == SimTime::MAX {
+            let rto = snd.rto;
+            h.set_timer(f, now + rto);
+        }
+        true
+    }
+
+    /// The receiver takes the segment and answers with an ACK: cumulative point, one SACK
+    /// block, the echoed timestamp and CE as ECE.
+    #[inline]
+    pub fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
+        let now = h.now();
+        let f = pkt.flow;
+        let fl = h.flow_mut(f);
+        if pkt.ce() {
+            fl.stats.ce_rcvd += 1;
+        }
+        let r = self.conns[f.idx()].rcv.on_data(pkt.seq, pkt.payload as u32);
+        let received = r.ack >= fl.size && fl.rcv_finish.is_none();
+        if received {
+            fl.rcv_finish = Some(now);
+        }
+        let aux = encode_sack(r.sack, self.params.mss as u64);
+        let ack = reply(
+            pkt,
+            PktKind::Ack,
+            r.ack,
+            aux,
+            self.params.header,
+            fl.ack_prio,
+        );
+        Rx {
+            reply: Some(ack),
+            received,
+        }
+    }
+
+    /// The sender takes an ACK: the flow finishes when everything is acknowledged; otherwise
+    /// the retransmission timer restarts when the cumulative point advanced.
+    #[inline]
+    pub fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool {
+        if pkt.kind != PktKind::Ack {
+            return false;
+        }
+        let now = h.now();
+        let f = pkt.flow;
+        let host_rate = h.line_rate(pkt.dst);
+        let fl = h.flow(f);
+        if fl.done() {
+            return false;
+        }
+        let ctx = FlowCtx {
+            now,
+            start: fl.start,
+            deadline: fl.deadline,
+            host_bytes_per_ps: host_rate.bps() as f64 / 8e12,
+        };
+        let snd = &mut self.conns[f.idx()].snd;
+        let r = snd.on_ack(
+            pkt.seq,
+            decode_sack(pkt.aux),
+            pkt.ecn & ecn::ECE != 0,
+            now - pkt.ts,
+            &self.params,
+            &ctx,
+        );
+        if r.done {
+            h.flow_mut(f).finish = Some(now);
+            h.clear_timer(f);
+            h.finished(f.idx(), pkt.uid, false);
+            return false;
+        }
+        if r.advanced {
+            if snd.outstanding() {
+                let rto = snd.rto;
+                h.set_timer(f, now + rto);
+            } else {
+                h.clear_timer(f);
+            }
+        }
+        true
+    }
+
+    /// Retransmission timeout: go back over the scoreboard and restart the timer.
+    pub fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
+        let snd = &mut self.conns[f.idx()].snd;
+        if snd.outstanding() {
+            snd.on_timeout(&self.params);
+            let rto = snd.rto;
+            h.set_timer(f, h.now() + rto);
+        }
+    }
+
+    pub fn sample(&self, f: FlowId) -> FlowSample {
+        let snd = &self.conns[f.idx()].snd;
+        FlowSample {
+            cwnd_pkts: Some(snd.cwnd),
+            alpha: Some(snd.alpha),
+            priority: Some(snd.exponent),
+            rate_bps: None,
         }
     }
 }

@@ -4,7 +4,6 @@
 //! `A = ½·√(2N(C·RTT + K))` packets and `alpha ≈ √(2/W*)`, `W* = (C·RTT + K)/N`.
 
 use crate::common::{cfg, collect, sim};
-use dcsim::transport::Proto;
 use dcsim::units::SimTime;
 
 const PKT: f64 = 1538.0;
@@ -53,8 +52,8 @@ fn trace(n: usize, k: u64, scheme: &str, buffer: &str) -> Trace {
         q.push(s.net.ports[bn].total_bytes as f64 / PKT);
         if i % 100 == 0 {
             for f in &s.flows {
-                if let Proto::Tcp { snd, .. } = &f.proto {
-                    alpha += snd.alpha;
+                if let Some(c) = s.transport.tcp(f.id) {
+                    alpha += c.snd.alpha;
                     na += 1;
                 }
             }

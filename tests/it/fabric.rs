@@ -3,7 +3,7 @@
 
 use crate::common::{cfg, collect, run, sim};
 use dcsim::sim::Sim;
-use dcsim::transport::Proto;
+use dcsim::transport::Transport;
 use dcsim::units::SimTime;
 
 /// Chi-square statistic of counts against a uniform expectation.
@@ -135,13 +135,10 @@ fn strict_priority_with_min_bandwidth_leaves_the_guaranteed_rate() {
           { src = 2, dst = 0, size = \"100MB\", prio = 2 },\n]\n");
     let mut s = sim(&c, "UDP");
     let rcvd = |s: &Sim| -> Vec<u64> {
-        s.flows
-            .iter()
-            .map(|f| match f.proto {
-                Proto::Udp { rcvd, .. } => rcvd,
-                _ => unreachable!(),
-            })
-            .collect()
+        let Transport::Udp(u) = &s.transport else {
+            panic!("a UDP run");
+        };
+        u.flows.iter().map(|f| f.rcvd).collect()
     };
     assert_eq!(s.run_until(SimTime::from_ms(1)), None);
     let a = rcvd(&s);

@@ -4,7 +4,7 @@ use crate::common::{cfg, collect, run, sim};
 use dcsim::net::lb::ecmp_index;
 use dcsim::net::packet::PROTO_UDP;
 use dcsim::sim::Sim;
-use dcsim::transport::Proto;
+use dcsim::transport::Transport;
 use dcsim::units::SimTime;
 
 /// 16-host, 4-leaf, 4-spine leaf-spine at 10 Gbps with the GPMP spec's switch defaults.
@@ -33,7 +33,7 @@ fn classification_boundary_is_strict_at_50kb() {
         flows(&[(0, 4, 49_999, 0), (0, 4, 50_000, 0), (1, 5, 1, 0)])
     ));
     let s = sim(&c, "GPMP");
-    let msgs = &s.rdma.as_ref().unwrap().msgs;
+    let msgs = s.transport.messages().unwrap();
     assert_eq!(
         msgs.iter().map(|m| m.short).collect::<Vec<_>>(),
         [true, false, true]
@@ -44,7 +44,7 @@ fn classification_boundary_is_strict_at_50kb() {
         flows(&[(0, 4, 49_999, 0), (0, 4, 50_000, 0)])
     ));
     let s = sim(&c, "GPMP");
-    let msgs = &s.rdma.as_ref().unwrap().msgs;
+    let msgs = s.transport.messages().unwrap();
     assert_eq!(
         msgs.iter().map(|m| m.short).collect::<Vec<_>>(),
         [true, false]
@@ -72,14 +72,14 @@ fn every_low_priority_qp_lands_on_its_intended_spine() {
     let reason = s.run_until(SimTime::MAX).unwrap();
     let r = collect(&s, &c, "GPMP", reason);
     assert_eq!(r.totals.finished, 1);
-    let qps = s.rdma.as_ref().unwrap().pair_qps(0, 4).to_vec();
+    let qps = rc(&s).pair_qps(0, 4).to_vec();
     assert_eq!(
         qps.len(),
         5,
         "one high-priority QP and n = 4 low-priority QPs"
     );
     let salt = s.net.switches[0].lb.salt;
-    let off = dcsim::sim::path_offset(0, 4, 4);
+    let off = dcsim::transport::rdma::path_offset(0, 4, 4);
     for (k, q) in qps[1..].iter().enumerate() {
         let f = &s.flows[q.idx()];
         assert_eq!(
@@ -121,8 +121,9 @@ fn slicing_never_exceeds_the_outstanding_limit() {
     loop {
         t += SimTime::from_ns(500);
         let done = s.run_until(t);
-        for q in s.rdma.as_ref().unwrap().pair_qps(0, 4)[1..].iter() {
-            if let Proto::Rdma { snd, .. } = &s.flows[q.idx()].proto {
+        for q in rc(&s).pair_qps(0, 4)[1..].iter() {
+            {
+                let snd = &rc(&s).qps[q.idx()].snd;
                 assert!(
                     snd.outstanding <= 48_000,
                     "QP outstanding {} > L",
@@ -304,4 +305,12 @@ fn fewer_paths_than_spines_still_use_every_spine() {
         used, 4,
         "48 pairs with one low-priority QP each use all four spines"
     );
+}
+
+/// The RDMA transport of a queue-pair run.
+fn rc(s: &Sim) -> &dcsim::transport::rdma::Rdma<dcsim::transport::rdma::qp::RcQp> {
+    match &s.transport {
+        Transport::Rdma(r) => r,
+        _ => panic!("a queue-pair RDMA run"),
+    }
 }

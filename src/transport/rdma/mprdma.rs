@@ -22,8 +22,12 @@
 //! updates (it only gates sync packets, which the GPMP workloads do not issue) and NACK-driven
 //! recovery (the GPMP experiments that use MP-RDMA are lossless, so no loss occurs).
 
-use super::rdma::Wqe;
+use super::qp::{RdmaParams, Wqe};
+use super::{Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
+use crate::ids::FlowId;
+use crate::net::packet::{Packet, PktKind, ecn, flags};
+use crate::transport::{FlowSample, Host, reply};
 use crate::units::SimTime;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -338,6 +342,167 @@ impl MpReceiver {
             self.bits |= bit;
             true
         }
+    }
+}
+
+/// An MP-RDMA connection: both ends.
+#[derive(Clone, Debug)]
+pub struct MpQp {
+    pub snd: MpSender,
+    pub rcv: MpReceiver,
+}
+
+impl QueuePair for MpQp {
+    type Params = MpParams;
+
+    fn create(_line_bps: f64, p: &MpParams) -> Self {
+        MpQp {
+            snd: MpSender::new(p),
+            rcv: MpReceiver::default(),
+        }
+    }
+
+    fn post(&mut self, msg: u32, bytes: u64, prio: u8, mtu: u32, rng: &mut RngStream) {
+        self.snd.post(msg, bytes, prio, mtu);
+        self.snd.kickstart(rng);
+    }
+
+    #[inline]
+    fn has_data(&self) -> bool {
+        self.snd.can_send()
+    }
+
+    fn next_prio(&mut self) -> Option<u8> {
+        self.snd.wqes.front().map(|w| w.prio)
+    }
+
+    fn outstanding(&self) -> u64 {
+        self.snd.outstanding
+    }
+
+    fn drained(&self) -> bool {
+        self.snd.snd_nxt >= self.snd.psn_tail
+    }
+
+    fn busy(&self) -> bool {
+        self.snd.busy()
+    }
+
+    /// The next packet (a retransmission in recovery, else a new one) on the next clocked
+    /// virtual path, then the retransmission timer. No pacing: the window clocks the sender.
+    fn emit(
+        &mut self,
+        f: FlowId,
+        h: &mut impl Host,
+        pkt: &mut Packet,
+        spec: &RdmaSpec,
+        mp: &MpParams,
+        msgs: &mut [Msg],
+        rng: &mut RngStream,
+    ) -> Option<bool> {
+        let now = h.now();
+        let p = &spec.params;
+        let (seg, prio) = self.snd.next_segment(now, p.mtu, mp, rng)?;
+        pkt.seq = seg.psn;
+        pkt.payload = seg.payload as u16;
+        pkt.size = (seg.payload + p.header) as u16;
+        pkt.prio = prio;
+        pkt.ecn = ecn::ECT;
+        pkt.aux = seg.msg as u64;
+        pkt.sport = seg.sport;
+        if seg.retx {
+            pkt.flags |= flags::RETX;
+            msgs[seg.msg as usize].retx += 1;
+        }
+        h.flow_mut(f).stats.data_pkts += 1;
+        if let Some(rto) = p.rto
+            && !h.timer_armed(f)
+        {
+            h.set_timer(f, now + rto);
+        }
+        Some(self.drained())
+    }
+
+    fn pace_wake(&mut self, _now: SimTime, _p: &RdmaParams) -> Option<SimTime> {
+        None
+    }
+
+    /// Accepted packets (within the bitmap, not duplicates) are acknowledged individually: the
+    /// ACK carries the cumulative point, the packet's PSN, its virtual path (the reversed
+    /// ports) and its retransmission flag.
+    fn on_data(
+        &mut self,
+        h: &mut impl Host,
+        pkt: &Packet,
+        spec: &RdmaSpec,
+        mp: &MpParams,
+        msgs: &mut [Msg],
+    ) -> Option<Packet> {
+        let p = &spec.params;
+        let msg = &mut msgs[pkt.aux as usize];
+        if pkt.ce() {
+            msg.ce += 1;
+            h.flow_mut(pkt.flow).stats.ce_rcvd += 1;
+        }
+        if !self.rcv.on_data(pkt.seq, mp.l) {
+            // Beyond the bitmap or a duplicate: dropped without an ACK.
+            return None;
+        }
+        msg.rcvd += pkt.payload as u64;
+        if msg.rcvd == msg.size {
+            msg.rcv_finish = Some(h.now());
+        }
+        let mut ack = reply(
+            pkt,
+            PktKind::Ack,
+            self.rcv.aack,
+            pkt.seq,
+            p.header,
+            p.ack_prio,
+        );
+        ack.flags = pkt.flags & flags::RETX;
+        Some(ack)
+    }
+
+    fn on_control(
+        &mut self,
+        _now: SimTime,
+        pkt: &Packet,
+        _spec: &RdmaSpec,
+        mp: &MpParams,
+        done: &mut Vec<Wqe>,
+    ) -> bool {
+        let snd = &mut self.snd;
+        let una_before = snd.snd_una;
+        snd.on_ack(
+            pkt.seq,
+            pkt.aux,
+            pkt.dport,
+            pkt.ecn & ecn::ECE != 0,
+            pkt.flags & flags::RETX != 0,
+            mp,
+            |w| done.push(w),
+        );
+        snd.snd_una > una_before
+    }
+
+    fn after_acks(&mut self, rng: &mut RngStream) {
+        self.snd.kickstart(rng);
+    }
+
+    fn on_timeout(&mut self, rng: &mut RngStream) {
+        self.snd.on_timeout(rng);
+    }
+
+    fn sample(&self) -> FlowSample {
+        FlowSample {
+            cwnd_pkts: Some(self.snd.cwnd),
+            ..Default::default()
+        }
+    }
+
+    fn add_totals(&self, t: &mut QpTotals) {
+        t.timeouts += self.snd.timeouts;
     }
 }
 

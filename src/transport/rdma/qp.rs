@@ -17,7 +17,12 @@
 //! Not modelled: read/atomic verbs, selective retransmission (IRN), memory registration,
 //! QP context caching on the NIC.
 
-use super::dcqcn::{Dcqcn, DcqcnParams};
+use super::{Msg, QpTotals, QueuePair, RdmaSpec};
+use crate::engine::RngStream;
+use crate::ids::FlowId;
+use crate::net::packet::{Packet, PktKind, ecn, flags};
+use crate::transport::dcqcn::{Dcqcn, DcqcnParams};
+use crate::transport::{FlowSample, Host, reply};
 use crate::units::SimTime;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -283,6 +288,180 @@ impl QpReceiver {
                 RxReply::Silent
             }
         }
+    }
+}
+
+/// A reliable-connection queue pair: both ends and the sender's line rate.
+#[derive(Clone, Debug)]
+pub struct RcQp {
+    pub snd: QpSender,
+    pub rcv: QpReceiver,
+    pub line_bps: f64,
+}
+
+impl QueuePair for RcQp {
+    type Params = ();
+
+    fn create(line_bps: f64, _: &()) -> Self {
+        RcQp {
+            snd: QpSender::new(line_bps),
+            rcv: QpReceiver::default(),
+            line_bps,
+        }
+    }
+
+    fn post(&mut self, msg: u32, bytes: u64, prio: u8, mtu: u32, _rng: &mut RngStream) {
+        self.snd.post(msg, bytes, prio, mtu);
+    }
+
+    #[inline]
+    fn has_data(&self) -> bool {
+        self.snd.has_unsent()
+    }
+
+    fn next_prio(&mut self) -> Option<u8> {
+        self.snd.next_prio()
+    }
+
+    fn outstanding(&self) -> u64 {
+        self.snd.outstanding
+    }
+
+    fn drained(&self) -> bool {
+        self.snd.unsent_bytes == 0
+    }
+
+    fn busy(&self) -> bool {
+        self.snd.in_flight()
+    }
+
+    /// The next packet in PSN order, then the pacing gap its DCQCN rate asks for (when it
+    /// outlasts the packet's own serialization) and the retransmission timer.
+    #[inline]
+    fn emit(
+        &mut self,
+        f: FlowId,
+        h: &mut impl Host,
+        pkt: &mut Packet,
+        spec: &RdmaSpec,
+        _: &(),
+        msgs: &mut [Msg],
+        _rng: &mut RngStream,
+    ) -> Option<bool> {
+        let now = h.now();
+        let p = &spec.params;
+        let snd = &mut self.snd;
+        let seg = snd.next_segment(p.mtu)?;
+        pkt.seq = seg.psn;
+        pkt.payload = seg.payload as u16;
+        pkt.size = (seg.payload + p.header) as u16;
+        pkt.prio = seg.prio;
+        pkt.ecn = ecn::ECT;
+        pkt.aux = seg.msg as u64;
+        if seg.retx {
+            pkt.flags |= flags::RETX;
+            msgs[seg.msg as usize].retx += 1;
+        }
+        h.flow_mut(f).stats.data_pkts += 1;
+        snd.last_tx = now;
+        snd.last_size = pkt.size as u32;
+        let line = self.line_bps;
+        let rate = snd.rate(now, p, line);
+        let allowed = snd.next_allowed(rate);
+        let nic_done = now + SimTime((pkt.size as f64 * 8.0 / line * 1e12).ceil() as u64);
+        let drained = snd.unsent_bytes == 0;
+        if allowed > nic_done {
+            h.set_pace(f, allowed);
+        }
+        if let Some(rto) = p.rto
+            && !h.timer_armed(f)
+        {
+            h.set_timer(f, now + rto);
+        }
+        Some(drained)
+    }
+
+    fn pace_wake(&mut self, now: SimTime, p: &RdmaParams) -> Option<SimTime> {
+        let rate = self.snd.rate(now, p, self.line_bps);
+        let allowed = self.snd.next_allowed(rate);
+        (allowed > now).then_some(allowed)
+    }
+
+    fn on_data(
+        &mut self,
+        h: &mut impl Host,
+        pkt: &Packet,
+        spec: &RdmaSpec,
+        _: &(),
+        msgs: &mut [Msg],
+    ) -> Option<Packet> {
+        let now = h.now();
+        let p = &spec.params;
+        let rcv = &mut self.rcv;
+        let before = rcv.expected;
+        let r = rcv.on_data(pkt.seq, now, p.nack_interval);
+        let msg = &mut msgs[pkt.aux as usize];
+        if pkt.ce() {
+            msg.ce += 1;
+            h.flow_mut(pkt.flow).stats.ce_rcvd += 1;
+        }
+        if rcv.expected > before {
+            msg.rcvd += pkt.payload as u64;
+            if msg.rcvd == msg.size {
+                msg.rcv_finish = Some(now);
+            }
+        }
+        let (kind, seq) = match r {
+            RxReply::Ack(e) => (PktKind::Ack, e),
+            RxReply::Nack(e) => (PktKind::Nack, e),
+            RxReply::Silent => return None,
+        };
+        Some(reply(pkt, kind, seq, pkt.aux, p.header, p.ack_prio))
+    }
+
+    /// A CNP flag (ECE) feeds DCQCN; an ACK completes the work requests below it; a NACK also
+    /// rewinds the sender to the PSN it names.
+    fn on_control(
+        &mut self,
+        now: SimTime,
+        pkt: &Packet,
+        spec: &RdmaSpec,
+        _: &(),
+        done: &mut Vec<Wqe>,
+    ) -> bool {
+        let snd = &mut self.snd;
+        if pkt.ecn & ecn::ECE != 0
+            && let Some(d) = &spec.params.dcqcn
+        {
+            snd.dcqcn.on_cnp(now, d);
+        }
+        let una_before = snd.snd_una;
+        if pkt.kind == PktKind::Nack {
+            snd.on_nack(pkt.seq, |w| done.push(w));
+        } else {
+            snd.on_ack(pkt.seq, |w| done.push(w));
+        }
+        snd.snd_una > una_before
+    }
+
+    fn on_timeout(&mut self, _rng: &mut RngStream) {
+        self.snd.on_timeout();
+    }
+
+    fn sample(&self) -> FlowSample {
+        FlowSample {
+            cwnd_pkts: None,
+            alpha: Some(self.snd.dcqcn.alpha),
+            priority: None,
+            rate_bps: Some(self.snd.dcqcn.rate),
+        }
+    }
+
+    fn add_totals(&self, t: &mut QpTotals) {
+        t.timeouts += self.snd.timeouts;
+        t.nacks += self.snd.nacks;
+        t.cnps += self.snd.dcqcn.cnps;
+        t.rate_decreases += self.snd.dcqcn.decreases;
     }
 }
 

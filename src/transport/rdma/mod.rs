@@ -1,0 +1,560 @@
+//! RDMA: messages carried by lazily created queue pairs, and the host message schedulers that
+//! decide which queue pair (and so which path and priority) carries each message or slice.
+//!
+//! The message layer ([`Rdma`]) is generic over the connection type ([`QueuePair`]): RoCEv2
+//! reliable-connection queue pairs with DCQCN ([`qp::RcQp`]) or MP-RDMA connections
+//! ([`mprdma::MpQp`]). The decisions of the host message schedulers live in [`sched`]; this
+//! module carries them out (creates queue pairs, posts work, wakes queue pairs).
+//!
+//! Host schedulers ([`HostSched`]), one per scheme family (GPMP spec §2 and §4):
+//!
+//! * `single_path`: one queue pair per host pair, every message FIFO in it (SP-RDMA; also the
+//!   host of the GPMP switch-only ablation, which marks each message's packets with its class
+//!   priority).
+//! * `per_message`: a new queue pair (new UDP source port, so a new ECMP path) per message
+//!   (HPCC's default).
+//! * `nem`: two queue pairs per host pair, short messages on one served first by the NIC, long
+//!   ones on the other, no slicing (the NEM-like proxy).
+//! * `srm`: one queue pair; long messages cut into chunks; whenever the queue pair has sent all
+//!   it was given, the next chunk of the message with the fewest bytes left goes in
+//!   (shortest-remaining-first at the NIC; the SRM-like proxy).
+//! * `gpmp`: GPMP's end host: short messages on a high-priority queue pair; long messages cut
+//!   into slices of `slice` bytes dispatched to the low-priority queue pair with the fewest
+//!   outstanding bytes, while that stays within `limit`; each low-priority queue pair is bound
+//!   to one uplink of the source leaf by choosing its UDP source port against the leaf's ECMP
+//!   hash (through the host's path-selection service).
+//! * `mp_rdma`: one MP-RDMA connection per host pair, messages FIFO.
+//!
+//! A message is short when its transmission time at the host line rate is below the
+//! threshold (`size < short_threshold` bytes). Its FCT runs from its arrival at the sender to
+//! the ACK of its last byte (HPCC convention, GPMP spec §5.8).
+//!
+//! Not modelled: connection setup, QP context caching on the NIC, the receiver's memory.
+
+pub mod mprdma;
+pub mod qp;
+pub mod sched;
+
+use super::{Flow, FlowSample, FlowStats, Host, Rx};
+use crate::engine::RngStream;
+use crate::ids::FlowId;
+use crate::net::packet::{PROTO_UDP, Packet};
+use crate::units::SimTime;
+use crate::workload::FlowSpec;
+use mprdma::MpParams;
+use qp::{RdmaParams, Wqe};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+pub use sched::{HostSched, path_offset};
+
+/// RoCEv2 UDP destination port.
+pub const ROCE_PORT: u16 = 4791;
+
+/// The RDMA side of a run's transport choice.
+#[derive(Clone, Debug, Serialize)]
+pub struct RdmaSpec {
+    pub params: RdmaParams,
+    pub sched: HostSched,
+    /// Messages smaller than this many bytes are short.
+    pub short_threshold: u64,
+    /// Switch queue (wire priority) of short and of long messages' data.
+    pub short_prio: u8,
+    pub long_prio: u8,
+    /// MP-RDMA parameters (MP-RDMA connections instead of queue pairs when set).
+    pub mp: Option<MpParams>,
+}
+
+/// One message of the workload.
+#[derive(Clone, Debug)]
+pub struct Msg {
+    pub ext_id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub start: SimTime,
+    pub deadline: Option<SimTime>,
+    pub short: bool,
+    /// Bytes not yet posted to a queue pair.
+    pub unposted: u64,
+    /// Bytes not yet acknowledged.
+    pub unacked: u64,
+    /// Bytes received in order at the destination.
+    pub rcvd: u64,
+    pub finish: Option<SimTime>,
+    pub rcv_finish: Option<SimTime>,
+    pub retx: u64,
+    pub ce: u64,
+    pub drops: u64,
+}
+
+/// Counters summed over a run's connections.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QpTotals {
+    pub timeouts: u64,
+    pub nacks: u64,
+    pub cnps: u64,
+    pub rate_decreases: u64,
+}
+
+/// A connection that carries messages: a reliable-connection queue pair or an MP-RDMA
+/// connection. Both ends live in one value (the simulator knows both hosts).
+pub trait QueuePair: Sized {
+    /// Parameters of this kind of connection beyond [`RdmaSpec`].
+    type Params;
+    /// A new connection from a host whose NIC runs at `line_bps`.
+    fn create(line_bps: f64, p: &Self::Params) -> Self;
+    /// Posts `bytes` of message `msg` at wire priority `prio`.
+    fn post(&mut self, msg: u32, bytes: u64, prio: u8, mtu: u32, rng: &mut RngStream);
+    /// Whether the sender has a packet it may send now (ignoring pacing).
+    fn has_data(&self) -> bool;
+    /// The wire priority of the next packet, if any.
+    fn next_prio(&mut self) -> Option<u8>;
+    /// Bytes posted and not yet acknowledged.
+    fn outstanding(&self) -> u64;
+    /// Everything posted has been sent at least once.
+    fn drained(&self) -> bool;
+    /// Packets are sent and not acknowledged.
+    fn busy(&self) -> bool;
+    /// Fills `pkt` with the next packet of connection `f`; `Some(drained)` (the connection has
+    /// sent everything it was given) if there was one.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        f: FlowId,
+        h: &mut impl Host,
+        pkt: &mut Packet,
+        spec: &RdmaSpec,
+        p: &Self::Params,
+        msgs: &mut [Msg],
+        rng: &mut RngStream,
+    ) -> Option<bool>;
+    /// The pacing gap ended at `now`: `Some(t)` to wait until `t` instead.
+    fn pace_wake(&mut self, now: SimTime, p: &RdmaParams) -> Option<SimTime>;
+    /// A data packet arrived at the receiver: the reply to send, if any.
+    fn on_data(
+        &mut self,
+        h: &mut impl Host,
+        pkt: &Packet,
+        spec: &RdmaSpec,
+        p: &Self::Params,
+        msgs: &mut [Msg],
+    ) -> Option<Packet>;
+    /// An ACK or NACK arrived at the sender: the work requests it completes go to `done`;
+    /// returns whether the cumulative point advanced.
+    fn on_control(
+        &mut self,
+        now: SimTime,
+        pkt: &Packet,
+        spec: &RdmaSpec,
+        p: &Self::Params,
+        done: &mut Vec<Wqe>,
+    ) -> bool;
+    /// After the completions of an ACK were handed out.
+    fn after_acks(&mut self, _rng: &mut RngStream) {}
+    /// Retransmission timeout with packets outstanding.
+    fn on_timeout(&mut self, rng: &mut RngStream);
+    fn sample(&self) -> FlowSample;
+    fn add_totals(&self, t: &mut QpTotals);
+}
+
+/// Queue pairs and pending messages of one (source, destination) host pair.
+#[derive(Clone, Debug, Default)]
+pub struct Pair {
+    /// `single_path`/`srm`: [the QP]; `nem`: [short, long]; `gpmp`: [high, low 0..n].
+    pub qps: Vec<FlowId>,
+    /// Messages with bytes not yet posted (long messages under `gpmp`, all under `srm`).
+    pub pending: VecDeque<u32>,
+    used_sports: Vec<u16>,
+}
+
+/// The RDMA transport of a run: messages, host pairs, and every connection's state (indexed by
+/// its [`FlowId`]: every flow of an RDMA run is a connection).
+pub struct Rdma<Q: QueuePair> {
+    pub spec: RdmaSpec,
+    /// Parameters of the connections.
+    pub qp_params: Q::Params,
+    pub msgs: Vec<Msg>,
+    /// By `src · n_hosts + dst`, only the pairs that exchanged messages.
+    pairs: std::collections::BTreeMap<usize, Pair>,
+    n_hosts: usize,
+    sport_rng: RngStream,
+    /// The connections' random stream (MP-RDMA's path probing).
+    rng: RngStream,
+    scratch: Vec<Wqe>,
+    pub qps: Vec<Q>,
+}
+
+impl<Q: QueuePair> Rdma<Q> {
+    pub fn new(
+        spec: RdmaSpec,
+        qp_params: Q::Params,
+        flows: &[FlowSpec],
+        n_hosts: usize,
+        seed: u64,
+    ) -> Self {
+        let msgs = flows
+            .iter()
+            .map(|f| Msg {
+                ext_id: f.id,
+                src: f.src,
+                dst: f.dst,
+                size: f.size,
+                start: f.start,
+                deadline: f.deadline,
+                short: f.size < spec.short_threshold,
+                unposted: f.size,
+                unacked: f.size,
+                rcvd: 0,
+                finish: None,
+                rcv_finish: None,
+                retx: 0,
+                ce: 0,
+                drops: 0,
+            })
+            .collect();
+        Rdma {
+            spec,
+            qp_params,
+            msgs,
+            pairs: std::collections::BTreeMap::new(),
+            n_hosts,
+            sport_rng: RngStream::new(seed, "rdma.sport"),
+            rng: RngStream::new(seed, "mprdma"),
+            scratch: Vec::new(),
+            qps: Vec::new(),
+        }
+    }
+
+    /// The queue pairs of host pair `(src, dst)` (empty if none was created).
+    pub fn pair_qps(&self, src: u32, dst: u32) -> &[FlowId] {
+        match self.pairs.get(&self.key(src, dst)) {
+            Some(p) => &p.qps,
+            None => &[],
+        }
+    }
+
+    /// Counters summed over every connection.
+    pub fn totals(&self) -> QpTotals {
+        let mut t = QpTotals::default();
+        for q in &self.qps {
+            q.add_totals(&mut t);
+        }
+        t
+    }
+
+    fn key(&self, src: u32, dst: u32) -> usize {
+        src as usize * self.n_hosts + dst as usize
+    }
+
+    /// The UDP source port of a new queue pair from `src` to `dst`: random (hashed onto some
+    /// path), or bound to path `k` by scanning ports until the source leaf's ECMP hash picks
+    /// uplink `(k + offset) mod uplinks`, where `offset` is a fixed per-pair rotation
+    /// ([`path_offset`]): a pair's QPs take distinct uplinks, and when there are fewer QPs
+    /// than uplinks the pairs still spread over all of them.
+    fn choose_sport(&mut self, h: &impl Host, src: u32, dst: u32, path: Option<u32>) -> u16 {
+        let key = self.key(src, dst);
+        let pair = self.pairs.entry(key).or_default();
+        let mut sport = 49_152 + (self.sport_rng.below(16_384) as u16);
+        loop {
+            let fits = match path {
+                None => true,
+                Some(k) => {
+                    let (i, n_up) = h.uplink_for(src, dst, PROTO_UDP, sport, ROCE_PORT);
+                    n_up <= 1 || i == (k as usize + path_offset(src, dst, n_up)) % n_up
+                }
+            };
+            if fits && !pair.used_sports.contains(&sport) {
+                pair.used_sports.push(sport);
+                return sport;
+            }
+            sport = if sport == u16::MAX { 49_152 } else { sport + 1 };
+        }
+    }
+
+    /// Creates a queue pair from `src` to `dst` served in NIC class `class`.
+    fn new_qp(
+        &mut self,
+        h: &mut impl Host,
+        src: u32,
+        dst: u32,
+        class: u8,
+        path: Option<u32>,
+    ) -> FlowId {
+        let sport = self.choose_sport(h, src, dst, path);
+        let line = h.line_rate(src).bps() as f64;
+        let id = h.add_flow(Flow {
+            id: FlowId(u32::MAX),
+            ext_id: u32::MAX,
+            src,
+            dst,
+            size: 0,
+            start: h.now(),
+            deadline: None,
+            rel_deadline: None,
+            tag: crate::workload::FlowTag::Flow,
+            group: u32::MAX,
+            deadline_class: None,
+            sport,
+            dport: ROCE_PORT,
+            prio: 1,
+            nic_class: class,
+            ack_prio: self.spec.params.ack_prio,
+            started: true,
+            finish: None,
+            rcv_finish: None,
+            in_ready: false,
+            timer_deadline: SimTime::MAX,
+            timer_event: SimTime::MAX,
+            timer_gen: 0,
+            pace_deadline: SimTime::MAX,
+            pace_event: SimTime::MAX,
+            pace_gen: 0,
+            stats: FlowStats::default(),
+        });
+        self.qps.push(Q::create(line, &self.qp_params));
+        debug_assert_eq!(
+            self.qps.len(),
+            id.idx() + 1,
+            "RDMA flows are its connections"
+        );
+        let key = self.key(src, dst);
+        self.pairs.entry(key).or_default().qps.push(id);
+        id
+    }
+
+    /// Queue pair `i` of the pair, creating the pair's QPs on first use.
+    fn pair_qp(&mut self, h: &mut impl Host, src: u32, dst: u32, i: usize) -> FlowId {
+        let key = self.key(src, dst);
+        if self.pairs.get(&key).is_none_or(|p| p.qps.is_empty()) {
+            for (class, path) in sched::pair_layout(self.spec.sched) {
+                self.new_qp(h, src, dst, class, path);
+            }
+        }
+        self.pairs.get(&key).expect("created").qps[i]
+    }
+
+    /// Posts `bytes` of message `msg` on queue pair `qp`. The caller wakes the QP (the host
+    /// makes it ready once the current call has returned).
+    fn post(&mut self, qp: FlowId, msg: u32, bytes: u64) {
+        debug_assert!(bytes > 0, "empty work request");
+        let m = &mut self.msgs[msg as usize];
+        m.unposted -= bytes;
+        let prio = if m.short {
+            self.spec.short_prio
+        } else {
+            self.spec.long_prio
+        };
+        let mtu = self.spec.params.mtu;
+        self.qps[qp.idx()].post(msg, bytes, prio, mtu, &mut self.rng);
+    }
+
+    /// A message arrives at its sender.
+    pub fn on_message(&mut self, m: u32, h: &mut impl Host) {
+        let (src, dst, size, short) = {
+            let msg = &self.msgs[m as usize];
+            (msg.src, msg.dst, msg.size, msg.short)
+        };
+        match sched::placement(self.spec.sched, short) {
+            sched::Place::Qp(i) => {
+                let qp = self.pair_qp(h, src, dst, i);
+                self.post(qp, m, size);
+                h.wake(qp);
+            }
+            sched::Place::NewQp => {
+                let qp = self.new_qp(h, src, dst, 1, None);
+                self.post(qp, m, size);
+                h.wake(qp);
+            }
+            sched::Place::Pending => {
+                self.pair_qp(h, src, dst, 0);
+                let key = self.key(src, dst);
+                self.pairs
+                    .get_mut(&key)
+                    .expect("created")
+                    .pending
+                    .push_back(m);
+                self.refill(h, src, dst, true);
+            }
+        }
+    }
+
+    /// Hands pending work of pair `(src, dst)` to its queue pairs as its scheduler decides
+    /// (GPMP slicing, SRM chunks; nothing for the others). `wake`: wake the QPs given work.
+    fn refill(&mut self, h: &mut impl Host, src: u32, dst: u32, wake: bool) {
+        match self.spec.sched {
+            HostSched::Gpmp { slice, limit, .. } => self.gpmp_dispatch(h, src, dst, slice, limit),
+            HostSched::Srm { chunk } => self.srm_refill(h, src, dst, chunk, wake),
+            _ => {}
+        }
+    }
+
+    /// GPMP slicing: while the head long message has bytes left and the low-priority QP with
+    /// the fewest outstanding bytes can take a slice within the limit, post one there.
+    fn gpmp_dispatch(&mut self, h: &mut impl Host, src: u32, dst: u32, slice: u64, limit: u64) {
+        let key = self.key(src, dst);
+        let mut posted = [FlowId(u32::MAX); 64];
+        let mut n_posted = 0;
+        loop {
+            let pair = self.pairs.get(&key).expect("pair");
+            let Some(&m) = pair.pending.front() else {
+                break;
+            };
+            let out = |q: &FlowId| self.qps[q.idx()].outstanding();
+            let Some((qp, s)) = sched::gpmp_next_slice(
+                &pair.qps[1..],
+                out,
+                self.msgs[m as usize].unposted,
+                slice,
+                limit,
+            ) else {
+                break;
+            };
+            self.post(qp, m, s);
+            if self.msgs[m as usize].unposted == 0 {
+                self.pairs.get_mut(&key).expect("pair").pending.pop_front();
+            }
+            if !posted[..n_posted].contains(&qp) {
+                posted[n_posted] = qp;
+                n_posted += 1;
+            }
+        }
+        for &qp in &posted[..n_posted] {
+            h.wake(qp);
+        }
+    }
+
+    /// SRM: when the pair's QP has nothing left to send, post the next chunk of the pending
+    /// message with the fewest unposted bytes (ties: earliest arrival).
+    fn srm_refill(&mut self, h: &mut impl Host, src: u32, dst: u32, chunk: u64, wake: bool) {
+        let key = self.key(src, dst);
+        let Some(pair) = self.pairs.get(&key) else {
+            return;
+        };
+        let qp = pair.qps[0];
+        if !self.qps[qp.idx()].drained() {
+            return;
+        }
+        let unposted = |m: u32| self.msgs[m as usize].unposted;
+        let Some((pos, m)) = sched::srm_next(&pair.pending, unposted) else {
+            return;
+        };
+        let s = chunk.min(self.msgs[m as usize].unposted);
+        self.post(qp, m, s);
+        if self.msgs[m as usize].unposted == 0 {
+            self.pairs.get_mut(&key).expect("pair").pending.remove(pos);
+        }
+        if wake {
+            h.wake(qp);
+        }
+    }
+
+    #[inline]
+    pub fn has_data(&self, f: FlowId, _fl: &Flow) -> bool {
+        self.qps[f.idx()].has_data()
+    }
+
+    /// Fills `pkt` with the next packet of queue pair `f`, if it has one.
+    #[inline]
+    pub fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
+        let Some(drained) = self.qps[f.idx()].emit(
+            f,
+            h,
+            pkt,
+            &self.spec,
+            &self.qp_params,
+            &mut self.msgs,
+            &mut self.rng,
+        ) else {
+            return false;
+        };
+        if drained && matches!(self.spec.sched, HostSched::Srm { .. }) {
+            // Inside the NIC's pull: the NIC re-queues this QP if it has data again.
+            let fl = h.flow(f);
+            let (src, dst) = (fl.src, fl.dst);
+            self.refill(h, src, dst, false);
+        }
+        true
+    }
+
+    /// The pacing timer of queue pair `f` fired: send now, or wait longer if the rate fell.
+    pub fn on_pace(&mut self, f: FlowId, h: &mut impl Host) -> bool {
+        match self.qps[f.idx()].pace_wake(h.now(), &self.spec.params) {
+            Some(t) => {
+                h.set_pace(f, t);
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// A data packet of queue pair `pkt.flow` arrives at its destination.
+    pub fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
+        Rx {
+            reply: self.qps[pkt.flow.idx()].on_data(
+                h,
+                pkt,
+                &self.spec,
+                &self.qp_params,
+                &mut self.msgs,
+            ),
+            received: false,
+        }
+    }
+
+    /// `bytes` of message `msg` are acknowledged by the acknowledgement with attribution
+    /// record `uid`; the message finishes when none are left.
+    fn acked(&mut self, h: &mut impl Host, msg: u32, bytes: u64, uid: u32) {
+        let m = &mut self.msgs[msg as usize];
+        m.unacked -= bytes;
+        if m.unacked == 0 {
+            m.finish = Some(h.now());
+            h.finished(msg as usize, uid, false);
+        }
+    }
+
+    /// An ACK or NACK of queue pair `pkt.flow` arrives at its sender.
+    pub fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool {
+        let now = h.now();
+        let f = pkt.flow;
+        let mut done = std::mem::take(&mut self.scratch);
+        let q = &mut self.qps[f.idx()];
+        let progressed = q.on_control(now, pkt, &self.spec, &self.qp_params, &mut done);
+        if !q.busy() {
+            h.clear_timer(f);
+        } else if progressed && let Some(rto) = self.spec.params.rto {
+            h.set_timer(f, now + rto);
+        }
+        let any = !done.is_empty();
+        for w in done.drain(..) {
+            self.acked(h, w.msg, w.bytes, pkt.uid);
+        }
+        self.scratch = done;
+        self.qps[f.idx()].after_acks(&mut self.rng);
+        if any {
+            let fl = h.flow(f);
+            let (src, dst) = (fl.src, fl.dst);
+            self.refill(h, src, dst, true);
+        }
+        true
+    }
+
+    /// Retransmission timeout of queue pair `f`.
+    pub fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
+        let Some(rto) = self.spec.params.rto else {
+            return;
+        };
+        let q = &mut self.qps[f.idx()];
+        if q.busy() {
+            q.on_timeout(&mut self.rng);
+            h.set_timer(f, h.now() + rto);
+        }
+    }
+
+    /// A packet of queue pair `pkt.flow` was dropped: data packets count against their message.
+    pub fn on_drop(&mut self, pkt: &Packet) {
+        if pkt.is_data() {
+            self.msgs[pkt.aux as usize].drops += 1;
+        }
+    }
+}
