@@ -151,7 +151,7 @@ impl Default for D2tcpConfig {
 pub struct PdtcpConfig {
     /// Priority form: "rd_over_ra" (default, the reconstruction), "tc_over_d" (D2TCP's),
     /// "rd_over_chost".
-    pub policy: crate::transport::tcp::ExponentPolicy,
+    pub policy: crate::transport::cc::pdtcp::ExponentPolicy,
     /// Sticky early flip to p = 0.5 once the deadline is missed or out of reach. Default true.
     pub flip: bool,
     /// Pin the exponent to this value, [0.5, 2] (the analysis check). Default: none.
@@ -161,7 +161,7 @@ pub struct PdtcpConfig {
 impl Default for PdtcpConfig {
     fn default() -> Self {
         PdtcpConfig {
-            policy: crate::transport::tcp::ExponentPolicy::RdOverRa,
+            policy: crate::transport::cc::pdtcp::ExponentPolicy::RdOverRa,
             flip: true,
             fixed_p: None,
         }

@@ -342,7 +342,7 @@ fn run_probe(
         if i % 20 == 0 {
             for f in &sim.flows {
                 if let Some(c) = sim.transport.tcp(f.id) {
-                    alpha += c.snd.alpha;
+                    alpha += c.alpha.unwrap_or(0.0);
                     na += 1;
                 }
             }
@@ -674,8 +674,8 @@ pub fn collect(
             ideal
         };
         let fct = f.finish.map(|t| t - f.start);
-        if let Some(crate::transport::tcp::TcpConn { rcv, snd }) = sim.transport.tcp(f.id) {
-            totals.spurious_retx += rcv.duplicates;
+        if let Some(snd) = sim.transport.tcp(f.id) {
+            totals.spurious_retx += snd.duplicates;
             let tag = f.tag.name();
             let i = match totals.reductions.iter().position(|r| r.tag == tag) {
                 Some(i) => i,
@@ -698,7 +698,7 @@ pub fn collect(
             r.same_window_half_vs_two += snd.reductions_same_window as u64;
         }
         let (retx, to) = match sim.transport.tcp(f.id) {
-            Some(c) => (c.snd.retransmits, c.snd.timeouts),
+            Some(c) => (c.retransmits, c.timeouts),
             None => (0, 0),
         };
         totals.retransmits += retx;

@@ -8,8 +8,9 @@
 
 use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind};
 use crate::transport::TransportSpec;
+use crate::transport::cc::{D2tcp, Dctcp, Pdtcp, WindowCcSpec};
 use crate::transport::rdma::RdmaSpec;
-use crate::transport::tcp::{CcKind, RankKind, TcpParams};
+use crate::transport::tcp::{RankKind, TcpParams};
 
 /// The transport a run of `scheme` under `cfg` uses.
 pub fn transport(cfg: &Config, scheme: &Scheme) -> TransportSpec {
@@ -19,7 +20,10 @@ pub fn transport(cfg: &Config, scheme: &Scheme) -> TransportSpec {
         | TransportKind::D2tcp
         | TransportKind::Pdtcp
         | TransportKind::Pfabric
-        | TransportKind::PfabricEdf => TransportSpec::Tcp(tcp_params(cfg, scheme)),
+        | TransportKind::PfabricEdf => TransportSpec::Tcp {
+            params: tcp_params(cfg, scheme),
+            cc: window_cc(cfg, scheme),
+        },
         TransportKind::Udp => TransportSpec::Udp {
             rate: cfg.udp.rate,
             mss: cfg.packet.mss.0 as u32,
@@ -40,7 +44,7 @@ pub fn pfabric_rank(t: TransportKind) -> Option<RankKind> {
 
 /// The RDMA transport of a scheme.
 pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
-    use crate::transport::dcqcn::DcqcnParams;
+    use crate::transport::cc::dcqcn::DcqcnParams;
     use crate::transport::rdma::HostSched;
     let bw = cfg.topology.host_rate().bps() as f64 / 1e9;
     let dcqcn = match cfg.rdma.dcqcn {
@@ -103,6 +107,27 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
     }
 }
 
+/// The window controller of a TCP-family scheme.
+pub fn window_cc(cfg: &Config, scheme: &Scheme) -> WindowCcSpec {
+    let (g, init_alpha) = (cfg.dctcp.g, cfg.dctcp.init_alpha);
+    match scheme.transport {
+        TransportKind::Dctcp => WindowCcSpec::Dctcp(Dctcp { g, init_alpha }),
+        TransportKind::D2tcp => WindowCcSpec::D2tcp(D2tcp {
+            g,
+            init_alpha,
+            missed_d: cfg.d2tcp.missed_d,
+        }),
+        TransportKind::Pdtcp => WindowCcSpec::Pdtcp(Pdtcp {
+            g,
+            init_alpha,
+            policy: cfg.pdtcp.policy,
+            flip: cfg.pdtcp.flip,
+            fixed_p: cfg.pdtcp.fixed_p,
+        }),
+        _ => WindowCcSpec::Reno,
+    }
+}
+
 /// TCP parameters for a scheme.
 pub fn tcp_params(cfg: &Config, scheme: &Scheme) -> TcpParams {
     let t = &cfg.tcp;
@@ -119,25 +144,6 @@ pub fn tcp_params(cfg: &Config, scheme: &Scheme) -> TcpParams {
         max_cwnd: f64::INFINITY,
         rank: pfabric_rank(scheme.transport),
         ecn: scheme.ecn,
-        cc: match scheme.transport {
-            TransportKind::Dctcp => CcKind::Dctcp {
-                g: cfg.dctcp.g,
-                init_alpha: cfg.dctcp.init_alpha,
-            },
-            TransportKind::D2tcp => CcKind::D2tcp {
-                g: cfg.dctcp.g,
-                init_alpha: cfg.dctcp.init_alpha,
-                missed_d: cfg.d2tcp.missed_d,
-            },
-            TransportKind::Pdtcp => CcKind::Pdtcp {
-                g: cfg.dctcp.g,
-                init_alpha: cfg.dctcp.init_alpha,
-                policy: cfg.pdtcp.policy,
-                flip: cfg.pdtcp.flip,
-                fixed_p: cfg.pdtcp.fixed_p,
-            },
-            _ => CcKind::Reno,
-        },
     };
     if p.rank.is_some() {
         // pFabric's end host: start at about line rate, no fast retransmit, a fixed short

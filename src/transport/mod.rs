@@ -10,8 +10,8 @@
 //! through the [`Host`] services (arm a timer, hold a flow back until a time, wake a flow,
 //! report a finished unit, ask which uplink a 5-tuple hashes to).
 //!
-//! * [`tcp`]: NewReno/SACK with the window congestion controls of [`cc`] (Reno, DCTCP, D2TCP,
-//!   PDTCP) and pFabric's end host;
+//! * [`tcp`]: NewReno/SACK with the window congestion controllers of [`cc`] (Reno, DCTCP,
+//!   D2TCP, PDTCP) and pFabric's end host;
 //! * [`udp`]: an unreliable constant-rate stream (no acknowledgements, no congestion control),
 //!   for background load and for tests that need a saturating source;
 //! * [`rdma`]: RoCEv2 messages over reliable-connection queue pairs with DCQCN ([`rdma::qp`]) or
@@ -25,7 +25,7 @@
 //! What this module deliberately does not do: schedule events, touch ports or switches, or
 //! send packets itself. A transport decides; the host acts.
 
-pub mod dcqcn;
+pub mod cc;
 pub mod rdma;
 pub mod tcp;
 pub mod udp;
@@ -245,7 +245,11 @@ pub struct FlowSample {
 /// Which transport the flows of a run use, with its parameters (the lowered scheme).
 #[derive(Clone, Debug)]
 pub enum TransportSpec {
-    Tcp(tcp::TcpParams),
+    /// TCP with a window congestion controller.
+    Tcp {
+        params: tcp::TcpParams,
+        cc: cc::WindowCcSpec,
+    },
     /// Constant-rate UDP at `rate` (None: the host link rate), `mss` payload per packet.
     Udp {
         rate: Option<BitRate>,
@@ -259,14 +263,14 @@ pub enum TransportSpec {
 impl TransportSpec {
     pub fn mss(&self) -> u32 {
         match self {
-            TransportSpec::Tcp(p) => p.mss,
+            TransportSpec::Tcp { params, .. } => params.mss,
             TransportSpec::Udp { mss, .. } => *mss,
             TransportSpec::Rdma(r) => r.params.mtu,
         }
     }
     pub fn header(&self) -> u32 {
         match self {
-            TransportSpec::Tcp(p) => p.header,
+            TransportSpec::Tcp { params, .. } => params.header,
             TransportSpec::Udp { header, .. } => *header,
             TransportSpec::Rdma(r) => r.params.header,
         }
@@ -275,7 +279,11 @@ impl TransportSpec {
 
 /// The transport of a run: one variant for the whole run, owning every flow's protocol state.
 pub enum Transport {
-    Tcp(tcp::Tcp),
+    /// TCP (NewReno) with each window controller; pFabric's hosts are `Reno`.
+    Reno(tcp::Tcp<cc::Reno>),
+    Dctcp(tcp::Tcp<cc::Dctcp>),
+    D2tcp(tcp::Tcp<cc::D2tcp>),
+    Pdtcp(tcp::Tcp<cc::Pdtcp>),
     Udp(udp::Udp),
     /// RoCEv2 reliable-connection queue pairs with DCQCN.
     Rdma(Box<rdma::Rdma<rdma::qp::RcQp>>),
@@ -287,10 +295,27 @@ pub enum Transport {
 macro_rules! each {
     ($self:expr, $t:ident => $e:expr) => {
         match $self {
-            Transport::Tcp($t) => $e,
+            Transport::Reno($t) => $e,
+            Transport::Dctcp($t) => $e,
+            Transport::D2tcp($t) => $e,
+            Transport::Pdtcp($t) => $e,
             Transport::Udp($t) => $e,
             Transport::Rdma($t) => $e,
             Transport::MpRdma($t) => $e,
+        }
+    };
+}
+
+/// Applies an expression to the run's TCP transport, whatever its controller; `$other` for the
+/// other transports.
+macro_rules! with_tcp {
+    ($self:expr, $t:ident => $e:expr, $other:expr) => {
+        match $self {
+            Transport::Reno($t) => $e,
+            Transport::Dctcp($t) => $e,
+            Transport::D2tcp($t) => $e,
+            Transport::Pdtcp($t) => $e,
+            Transport::Udp(_) | Transport::Rdma(_) | Transport::MpRdma(_) => $other,
         }
     };
 }
@@ -308,7 +333,15 @@ impl Transport {
         seed: u64,
     ) -> Transport {
         match spec {
-            TransportSpec::Tcp(p) => Transport::Tcp(tcp::Tcp::new(p.clone(), flows)),
+            TransportSpec::Tcp { params, cc } => {
+                let p = params.clone();
+                match *cc {
+                    cc::WindowCcSpec::Reno => Transport::Reno(tcp::Tcp::new(p, cc::Reno, flows)),
+                    cc::WindowCcSpec::Dctcp(c) => Transport::Dctcp(tcp::Tcp::new(p, c, flows)),
+                    cc::WindowCcSpec::D2tcp(c) => Transport::D2tcp(tcp::Tcp::new(p, c, flows)),
+                    cc::WindowCcSpec::Pdtcp(c) => Transport::Pdtcp(tcp::Tcp::new(p, c, flows)),
+                }
+            }
             TransportSpec::Udp { rate, mss, header } => {
                 Transport::Udp(udp::Udp::new(*rate, *mss, *header, flows, line_rate))
             }
@@ -348,20 +381,14 @@ impl Transport {
         }
     }
 
-    /// Flow `f`'s TCP connection, in TCP runs.
-    pub fn tcp(&self, f: FlowId) -> Option<&tcp::TcpConn> {
-        match self {
-            Transport::Tcp(t) => t.conns.get(f.idx()),
-            _ => None,
-        }
+    /// Flow `f`'s TCP counters and congestion state, in TCP runs.
+    pub fn tcp(&self, f: FlowId) -> Option<tcp::TcpStats> {
+        with_tcp!(self, t => (f.idx() < t.conns.len()).then(|| t.stats(f)), None)
     }
 
     /// Whether the flows' packets carry a pFabric rank the host NIC schedules by.
     pub fn nic_rank(&self) -> Option<tcp::RankKind> {
-        match self {
-            Transport::Tcp(t) => t.params.rank,
-            _ => None,
-        }
+        with_tcp!(self, t => t.params.rank, None)
     }
 
     /// Whether flow `f` (started, unfinished) has a packet it may send, ignoring pacing.
@@ -381,16 +408,13 @@ impl Transport {
         match self {
             Transport::Rdma(t) => t.qps[f.idx()].next_prio(),
             Transport::MpRdma(t) => t.qps[f.idx()].next_prio(),
-            Transport::Tcp(_) | Transport::Udp(_) => Some(fl.prio),
+            _ => Some(fl.prio),
         }
     }
 
     /// pFabric: the rank of flow `f`'s next packet (its host NIC sends the smallest first).
     pub fn rank(&self, f: FlowId, fl: &Flow, kind: tcp::RankKind) -> u64 {
-        let acked = match self {
-            Transport::Tcp(t) => t.conns[f.idx()].snd.snd_una,
-            _ => 0,
-        };
+        let acked = with_tcp!(self, t => t.conns[f.idx()].snd.snd_una, 0);
         kind.rank(fl.size, acked, fl.deadline)
     }
 
@@ -416,7 +440,7 @@ impl Transport {
         match self {
             Transport::Rdma(t) => t.on_pace(f, h),
             Transport::MpRdma(t) => t.on_pace(f, h),
-            Transport::Tcp(_) | Transport::Udp(_) => true,
+            _ => true,
         }
     }
 
@@ -425,7 +449,7 @@ impl Transport {
         match self {
             Transport::Rdma(t) => t.on_message(m, h),
             Transport::MpRdma(t) => t.on_message(m, h),
-            Transport::Tcp(_) | Transport::Udp(_) => {}
+            _ => {}
         }
     }
 
@@ -434,17 +458,16 @@ impl Transport {
         match self {
             Transport::Rdma(t) => t.on_drop(pkt),
             Transport::MpRdma(t) => t.on_drop(pkt),
-            Transport::Tcp(_) | Transport::Udp(_) => {}
+            _ => {}
         }
     }
 
     /// The sampled state of flow `f` for the time series (None: nothing to sample).
     pub fn sample(&self, f: FlowId) -> Option<FlowSample> {
         match self {
-            Transport::Tcp(t) => Some(t.sample(f)),
             Transport::Rdma(t) => t.qps.get(f.idx()).map(|q| q.sample()),
             Transport::MpRdma(t) => t.qps.get(f.idx()).map(|q| q.sample()),
-            Transport::Udp(_) => None,
+            _ => with_tcp!(self, t => Some(t.sample(f)), None),
         }
     }
 }

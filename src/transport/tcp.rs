@@ -1,9 +1,10 @@
-//! TCP: NewReno with SACK-based loss recovery, and the congestion-control algorithms that ride
-//! on it (Reno, DCTCP).
+//! TCP: NewReno with SACK-based loss recovery; the congestion controller is a type parameter
+//! ([`super::cc::WindowCc`]: Reno, DCTCP, D2TCP, PDTCP), asked at fixed points of every ACK.
 //!
 //! Modelled (per flow, connection pre-established, no SYN/FIN):
 //! * segments of `mss` payload bytes at fixed offsets; the window `cwnd` is in segments (a
-//!   float, as in ns-2); slow start, congestion avoidance (+1 segment per RTT);
+//!   float, as in ns-2); growth is the controller's (Reno's by default: slow start, then +1
+//!   segment per RTT);
 //! * the receiver acknowledges every data packet with the cumulative ACK, one SACK block (the
 //!   received block holding the segment that triggered the ACK, like Linux's first block), the
 //!   packet's CE echoed as ECE, and the packet's send timestamp echoed for RTT sampling;
@@ -14,22 +15,10 @@
 //! * retransmission timeout `max(rto_min, srtt + 4·rttvar)` (RFC 6298), doubled per expiry up
 //!   to `rto_max`; on expiry every un-SACKed outstanding segment is marked lost, `cwnd` drops to
 //!   the minimum and slow start resumes (go-back-N over the scoreboard);
-//! * DCTCP (Alizadeh et al. 2010; PDTCP spec §1.2): `alpha ← (1−g)·alpha + g·F` once per window
-//!   of data, where `F` = marked bytes / acknowledged bytes (duplicate ACKs count one segment, as
-//!   in Linux); on ECE at most one reduction per window, `cwnd ← cwnd·(1 − alpha/2)`,
-//!   `ssthresh ← cwnd`, which also ends slow start. Loss is handled as in Reno.
-//! * D2TCP (Vamanan et al. 2012; PDTCP spec §1.4) and PDTCP (spec §1.3, reconstructed): DCTCP's
-//!   alpha with the penalty `P = alpha^e` in place of alpha, `cwnd ← cwnd·(1 − P/2)`. The
-//!   exponent `e` is recomputed with alpha, once per window, and holds until the next window;
-//!   it is 1 until the first ACK (the first window boundary is at sequence 0, as in ns-2's
-//!   DCTCP, so the first ACK already updates alpha and the exponent) and for flows without a
-//!   deadline (pure DCTCP).
-//!   D2TCP: `e = d = clip(Tc/D, 0.5, 2)` with `Tc = B·RTT/(0.75·W)` (B bytes left, W the window
-//!   in bytes, RTT the smoothed RTT) and `D` the time left; after a missed deadline
-//!   `e = missed_d`. PDTCP: `e = p = clip(RD/RA, 0.5, 2)` with `RD = B_rem/(T_dl − now)` the rate
-//!   still needed and `RA = B_acked/(now − t0)` the rate achieved; with the early flip on, once
-//!   `now ≥ T_dl` or `RD > C_host` the flow drops to `p = 0.5` for good. Alternatives: D2TCP's
-//!   `Tc/D`, or `RD/C_host`; a fixed `p` for the analysis check.
+//! * ECN: every ACK's feedback goes to the controller first; then, on an ECN echo, at most once
+//!   per window (ns-2: only for ACKs beyond the `snd_nxt` recorded at the previous reduction)
+//!   and never during loss recovery, the window shrinks by the controller's penalty:
+//!   `cwnd ← cwnd·(1 − P/2)`, `ssthresh ← cwnd`, which also ends slow start.
 //!
 //! * pFabric's end host (Alizadeh et al., SIGCOMM 2013, from the published description): the
 //!   same sender with an initial window of about one bandwidth-delay product ("start at line
@@ -41,25 +30,13 @@
 //! one segment per timeout instead), delayed ACKs, receive-window limits, Nagle, timestamps on the wire, SACK
 //! reneging, lost-retransmission detection other than by timeout, limited transmit.
 
+use super::cc::{AckFeedback, FlowCtx, SenderView, WindowCc};
 use super::{Flow, FlowSample, Host, Rx, reply};
 use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn, flags};
 use crate::units::SimTime;
 use serde::Serialize;
 use std::collections::VecDeque;
-
-/// How PDTCP computes its priority exponent (spec §1.3; the alternatives are switchable).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum ExponentPolicy {
-    /// `p = RD/RA`: rate needed over rate achieved since the start (the recommended form).
-    #[default]
-    RdOverRa,
-    /// D2TCP's `Tc/D` (instantaneous-rate version).
-    TcOverD,
-    /// `RD/C_host`: urgency relative to the host line rate.
-    RdOverChost,
-}
 
 /// What a pFabric packet's rank (priority number, smaller first) is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -90,53 +67,6 @@ impl RankKind {
     }
 }
 
-/// Congestion-control algorithm of a TCP flow.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(tag = "algorithm", rename_all = "snake_case")]
-pub enum CcKind {
-    /// NewReno (no ECN reaction).
-    Reno,
-    /// DCTCP with gain `g` and initial `alpha`.
-    Dctcp { g: f64, init_alpha: f64 },
-    /// D2TCP: penalty `alpha^d`, `d = clip(Tc/D, 0.5, 2)`; `missed_d` after the deadline.
-    D2tcp {
-        g: f64,
-        init_alpha: f64,
-        missed_d: f64,
-    },
-    /// PDTCP: penalty `alpha^p`; `fixed_p` pins the exponent (analysis check).
-    Pdtcp {
-        g: f64,
-        init_alpha: f64,
-        policy: ExponentPolicy,
-        flip: bool,
-        fixed_p: Option<f64>,
-    },
-}
-
-impl CcKind {
-    /// Gain and initial alpha of the DCTCP family.
-    fn dctcp(&self) -> Option<(f64, f64)> {
-        match *self {
-            CcKind::Reno => None,
-            CcKind::Dctcp { g, init_alpha }
-            | CcKind::D2tcp { g, init_alpha, .. }
-            | CcKind::Pdtcp { g, init_alpha, .. } => Some((g, init_alpha)),
-        }
-    }
-}
-
-/// What a deadline-aware sender needs to know about its flow.
-#[derive(Clone, Copy, Debug)]
-pub struct FlowCtx {
-    pub now: SimTime,
-    pub start: SimTime,
-    /// Absolute deadline.
-    pub deadline: Option<SimTime>,
-    /// Host line rate in bytes per picosecond.
-    pub host_bytes_per_ps: f64,
-}
-
 /// Parameters shared by every TCP flow of a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct TcpParams {
@@ -153,7 +83,6 @@ pub struct TcpParams {
     pub dupthresh: u32,
     /// Data packets are sent ECN-capable (ECT).
     pub ecn: bool,
-    pub cc: CcKind,
     /// Largest window in segments (`f64::INFINITY`: none).
     pub max_cwnd: f64,
     /// pFabric: the rank stamped on data packets (None: not a pFabric flow).
@@ -380,9 +309,9 @@ pub struct AckResult {
     pub entered_recovery: bool,
 }
 
-/// TCP sender state.
+/// TCP sender state, with its window controller's state.
 #[derive(Clone, Debug)]
-pub struct TcpSender {
+pub struct TcpSender<C: WindowCc> {
     pub size: u64,
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -399,15 +328,8 @@ pub struct TcpSender {
     rttvar: f64,
     has_rtt: bool,
     pub rto: SimTime,
-    // DCTCP state.
-    pub alpha: f64,
-    /// Exponent of the penalty `alpha^e` (1 for DCTCP).
-    pub exponent: f64,
-    /// PDTCP's early flip happened at this time.
-    pub flipped_at: Option<SimTime>,
-    win_end: u64,
-    acked_bytes: u64,
-    marked_bytes: u64,
+    /// The window controller's state.
+    pub cc: C::State,
     cwr_end: u64,
     /// Counters.
     pub retransmits: u64,
@@ -424,8 +346,8 @@ pub struct TcpSender {
 /// Lower bounds (segments) of the bins of [`TcpSender::reductions_by_window`].
 pub const REDUCTION_BINS: [u32; 7] = [0, 2, 3, 4, 5, 8, 16];
 
-impl TcpSender {
-    pub fn new(size: u64, p: &TcpParams) -> Self {
+impl<C: WindowCc> TcpSender<C> {
+    pub fn new(size: u64, p: &TcpParams, cc: &C) -> Self {
         TcpSender {
             size,
             snd_una: 0,
@@ -441,12 +363,7 @@ impl TcpSender {
             rttvar: 0.0,
             has_rtt: false,
             rto: p.rto_init,
-            alpha: p.cc.dctcp().map_or(0.0, |(_, a)| a),
-            exponent: 1.0,
-            flipped_at: None,
-            win_end: 0,
-            acked_bytes: 0,
-            marked_bytes: 0,
+            cc: cc.state(),
             cwr_end: 0,
             retransmits: 0,
             timeouts: 0,
@@ -533,73 +450,22 @@ impl TcpSender {
         self.has_rtt.then_some(SimTime(self.srtt as u64))
     }
 
-    /// Processes an ACK: cumulative `ack`, optional SACK block in segments, ECE flag, and the
-    /// RTT sample `rtt` (now minus the echoed timestamp).
-    /// The penalty exponent for the next window (see the module header).
-    fn next_exponent(&mut self, p: &TcpParams, ctx: &FlowCtx) -> f64 {
-        let clip = |x: f64| x.clamp(0.5, 2.0);
-        let b_rem = (self.size - self.snd_una) as f64;
-        let tc_over_d = |s: &Self, left: f64| -> f64 {
-            match s.srtt() {
-                Some(rtt) if s.cwnd > 0.0 => {
-                    let w = s.cwnd * p.mss as f64;
-                    let tc = b_rem * rtt.0 as f64 / (0.75 * w);
-                    clip(tc / left)
-                }
-                _ => 1.0,
-            }
-        };
-        match p.cc {
-            CcKind::Reno | CcKind::Dctcp { .. } => 1.0,
-            CcKind::D2tcp { missed_d, .. } => match ctx.deadline {
-                None => 1.0,
-                Some(dl) if ctx.now >= dl => missed_d,
-                Some(dl) => tc_over_d(self, (dl - ctx.now).0 as f64),
-            },
-            CcKind::Pdtcp {
-                policy,
-                flip,
-                fixed_p,
-                ..
-            } => {
-                if let Some(fp) = fixed_p {
-                    return fp;
-                }
-                let Some(dl) = ctx.deadline else {
-                    return 1.0;
-                };
-                if self.flipped_at.is_some() {
-                    return 0.5;
-                }
-                let left = dl.0 as f64 - ctx.now.0 as f64;
-                let rd = if left > 0.0 {
-                    b_rem / left
-                } else {
-                    f64::INFINITY
-                };
-                if flip && (left <= 0.0 || rd > ctx.host_bytes_per_ps) {
-                    self.flipped_at = Some(ctx.now);
-                    return 0.5;
-                }
-                if left <= 0.0 {
-                    return 0.5;
-                }
-                match policy {
-                    ExponentPolicy::RdOverRa => {
-                        let elapsed = (ctx.now - ctx.start).0 as f64;
-                        if self.snd_una == 0 || elapsed <= 0.0 {
-                            1.0
-                        } else {
-                            clip(rd / (self.snd_una as f64 / elapsed))
-                        }
-                    }
-                    ExponentPolicy::TcOverD => tc_over_d(self, left),
-                    ExponentPolicy::RdOverChost => clip(rd / ctx.host_bytes_per_ps),
-                }
-            }
+    /// What the window controller may read of this sender.
+    #[inline]
+    fn view(&self, mss: u32) -> SenderView {
+        SenderView {
+            size: self.size,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            cwnd: self.cwnd,
+            srtt: self.srtt(),
+            mss,
         }
     }
 
+    /// Processes an ACK: cumulative `ack`, optional SACK block in segments, ECE flag, and the
+    /// RTT sample `rtt` (now minus the echoed timestamp); the window controller `cc` is told
+    /// about the feedback and asked for the ECN penalty and the growth.
     #[allow(clippy::too_many_arguments)]
     pub fn on_ack(
         &mut self,
@@ -608,6 +474,7 @@ impl TcpSender {
         ece: bool,
         rtt: SimTime,
         p: &TcpParams,
+        cc: &C,
         ctx: &FlowCtx,
     ) -> AckResult {
         let mut res = AckResult::default();
@@ -633,24 +500,9 @@ impl TcpSender {
             self.sb.mark_first_lost();
         }
 
-        // DCTCP: per-window fraction of marked bytes.
-        if let Some((g, _)) = p.cc.dctcp() {
-            let counted = if newly > 0 { newly } else { mss };
-            self.acked_bytes += counted;
-            if ece {
-                self.marked_bytes += counted;
-            }
-            if self.snd_una >= self.win_end {
-                if self.acked_bytes > 0 {
-                    let f = self.marked_bytes as f64 / self.acked_bytes as f64;
-                    self.alpha = (1.0 - g) * self.alpha + g * f;
-                }
-                self.acked_bytes = 0;
-                self.marked_bytes = 0;
-                self.win_end = self.snd_nxt;
-                self.exponent = self.next_exponent(p, ctx);
-            }
-        }
+        // The controller takes the feedback (DCTCP: the per-window fraction of marked bytes).
+        let view = self.view(p.mss);
+        cc.on_ack(&mut self.cc, AckFeedback { newly, ece }, &view, ctx);
 
         // End of recovery.
         match self.recovery {
@@ -681,18 +533,14 @@ impl TcpSender {
         if ece
             && self.recovery == Recovery::None
             && self.snd_una > self.cwr_end
-            && p.cc.dctcp().is_some()
+            && let Some(penalty) = cc.ecn_penalty(&self.cc)
         {
-            let penalty = if self.exponent == 1.0 {
-                self.alpha
-            } else {
-                self.alpha.powf(self.exponent)
-            };
             let before = self.cwnd;
             let bin = REDUCTION_BINS.partition_point(|&b| b as f64 <= before.floor()) - 1;
             self.reductions_by_window[bin] += 1;
+            let alpha = cc.alpha(&self.cc).unwrap_or(penalty);
             let whole = |e: f64| {
-                (before * (1.0 - self.alpha.powf(e) / 2.0))
+                (before * (1.0 - alpha.powf(e) / 2.0))
                     .max(p.min_cwnd)
                     .floor()
             };
@@ -709,11 +557,7 @@ impl TcpSender {
         // Window growth on new data acknowledged, outside fast recovery.
         if newly > 0 && !res.ecn_reduced && self.recovery != Recovery::Fast {
             let segs = newly as f64 / mss as f64;
-            if self.cwnd < self.ssthresh {
-                self.cwnd += segs;
-            } else {
-                self.cwnd += segs / self.cwnd;
-            }
+            cc.grow(&mut self.cc, &mut self.cwnd, self.ssthresh, segs);
             self.cwnd = self.cwnd.min(p.max_cwnd);
         }
         res.done = self.snd_una >= self.size;
@@ -825,27 +669,61 @@ fn decode_sack(aux: u64) -> Option<(u64, u64)> {
 
 /// One TCP connection: both ends (the simulator knows both hosts).
 #[derive(Clone, Debug)]
-pub struct TcpConn {
-    pub snd: TcpSender,
+pub struct TcpConn<C: WindowCc> {
+    pub snd: TcpSender<C>,
     pub rcv: TcpReceiver,
 }
 
-/// The TCP transport of a run: its parameters and every flow's connection.
-pub struct Tcp {
-    pub params: TcpParams,
-    pub conns: Vec<TcpConn>,
+/// A TCP connection's counters and congestion state, whatever its window controller.
+#[derive(Clone, Copy, Debug)]
+pub struct TcpStats {
+    /// Bytes cumulatively acknowledged.
+    pub snd_una: u64,
+    pub alpha: Option<f64>,
+    pub exponent: Option<f64>,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub ecn_reductions: u64,
+    pub reductions_by_window: [u32; REDUCTION_BINS.len()],
+    pub reductions_same_window: u32,
+    /// Data packets that carried nothing new to the receiver.
+    pub duplicates: u64,
 }
 
-impl Tcp {
-    pub fn new(params: TcpParams, flows: &[Flow]) -> Tcp {
+/// The TCP transport of a run with window controller `C`: its parameters and every flow's
+/// connection.
+pub struct Tcp<C: WindowCc> {
+    pub params: TcpParams,
+    pub cc: C,
+    pub conns: Vec<TcpConn<C>>,
+}
+
+impl<C: WindowCc> Tcp<C> {
+    pub fn new(params: TcpParams, cc: C, flows: &[Flow]) -> Self {
         let conns = flows
             .iter()
             .map(|f| TcpConn {
-                snd: TcpSender::new(f.size, &params),
+                snd: TcpSender::new(f.size, &params, &cc),
                 rcv: TcpReceiver::default(),
             })
             .collect();
-        Tcp { params, conns }
+        Tcp { params, cc, conns }
+    }
+
+    /// Flow `f`'s counters and congestion state.
+    pub fn stats(&self, f: FlowId) -> TcpStats {
+        let TcpConn { snd, rcv } = &self.conns[f.idx()];
+        TcpStats {
+            snd_una: snd.snd_una,
+            alpha: self.cc.alpha(&snd.cc),
+            exponent: self.cc.exponent(&snd.cc),
+            retransmits: snd.retransmits,
+            timeouts: snd.timeouts,
+            ecn_reductions: snd.ecn_reductions,
+            reductions_by_window: snd.reductions_by_window,
+            reductions_same_window: snd.reductions_same_window,
+            duplicates: rcv.duplicates,
+        }
     }
 
     #[inline(always)]
@@ -941,6 +819,7 @@ impl Tcp {
             pkt.ecn & ecn::ECE != 0,
             now - pkt.ts,
             &self.params,
+            &self.cc,
             &ctx,
         );
         if r.done {
@@ -974,8 +853,8 @@ impl Tcp {
         let snd = &self.conns[f.idx()].snd;
         FlowSample {
             cwnd_pkts: Some(snd.cwnd),
-            alpha: Some(snd.alpha),
-            priority: Some(snd.exponent),
+            alpha: self.cc.alpha(&snd.cc),
+            priority: self.cc.exponent(&snd.cc),
             rate_bps: None,
         }
     }
@@ -985,7 +864,16 @@ impl Tcp {
 mod tests {
     use super::*;
 
-    impl TcpSender {
+    use crate::transport::cc::pdtcp::ExponentPolicy;
+    use crate::transport::cc::{Dctcp, Pdtcp, Reno};
+
+    /// A test's TCP parameters and window controller.
+    struct P<C> {
+        tcp: TcpParams,
+        cc: C,
+    }
+
+    impl<C: WindowCc> TcpSender<C> {
         /// `on_ack` for flows without a deadline, at time zero.
         fn on_ack_t(
             &mut self,
@@ -993,7 +881,7 @@ mod tests {
             sack: Option<(u64, u64)>,
             ece: bool,
             rtt: SimTime,
-            p: &TcpParams,
+            p: &P<C>,
         ) -> AckResult {
             let ctx = FlowCtx {
                 now: SimTime::ZERO,
@@ -1001,12 +889,12 @@ mod tests {
                 deadline: None,
                 host_bytes_per_ps: 10e9 / 8e12,
             };
-            self.on_ack(ack, sack, ece, rtt, p, &ctx)
+            self.on_ack(ack, sack, ece, rtt, &p.tcp, &p.cc, &ctx)
         }
     }
 
-    fn params(cc: CcKind) -> TcpParams {
-        TcpParams {
+    fn params<C: WindowCc>(cc: C) -> P<C> {
+        let tcp = TcpParams {
             mss: 1000,
             header: 40,
             init_cwnd: 2.0,
@@ -1017,14 +905,18 @@ mod tests {
             rto_backoff: 2.0,
             dupthresh: 3,
             ecn: true,
-            cc,
             max_cwnd: f64::INFINITY,
             rank: None,
-        }
+        };
+        P { tcp, cc }
     }
 
-    fn drain(s: &mut TcpSender, p: &TcpParams) -> Vec<Segment> {
-        std::iter::from_fn(|| s.next_segment(p)).collect()
+    fn sender<C: WindowCc>(size: u64, p: &P<C>) -> TcpSender<C> {
+        TcpSender::new(size, &p.tcp, &p.cc)
+    }
+
+    fn drain<C: WindowCc>(s: &mut TcpSender<C>, p: &P<C>) -> Vec<Segment> {
+        std::iter::from_fn(|| s.next_segment(&p.tcp)).collect()
     }
 
     /// The run-based scoreboard agrees with a naive per-segment model: SACKed set, and a hole
@@ -1070,8 +962,8 @@ mod tests {
 
     #[test]
     fn slow_start_doubles_per_rtt() {
-        let p = params(CcKind::Reno);
-        let mut s = TcpSender::new(100_000, &p);
+        let p = params(Reno);
+        let mut s = sender(100_000, &p);
         let segs = drain(&mut s, &p);
         assert_eq!(segs.len(), 2);
         for seg in &segs {
@@ -1105,8 +997,8 @@ mod tests {
 
     #[test]
     fn three_sacks_trigger_fast_retransmit_of_the_hole() {
-        let p = params(CcKind::Reno);
-        let mut s = TcpSender::new(100_000, &p);
+        let p = params(Reno);
+        let mut s = sender(100_000, &p);
         s.cwnd = 10.0;
         s.ssthresh = 10.0;
         let segs = drain(&mut s, &p);
@@ -1117,7 +1009,7 @@ mod tests {
             assert_eq!(r.entered_recovery, k == 3);
         }
         assert_eq!(s.ssthresh, 5.0);
-        let next = s.next_segment(&p).unwrap();
+        let next = s.next_segment(&p.tcp).unwrap();
         assert_eq!(
             next,
             Segment {
@@ -1135,26 +1027,26 @@ mod tests {
 
     #[test]
     fn timeout_collapses_window_and_retransmits_from_una() {
-        let p = params(CcKind::Reno);
-        let mut s = TcpSender::new(10_000, &p);
+        let p = params(Reno);
+        let mut s = sender(10_000, &p);
         s.cwnd = 4.0;
         let segs = drain(&mut s, &p);
         assert_eq!(segs.len(), 4);
-        s.on_timeout(&p);
+        s.on_timeout(&p.tcp);
         assert_eq!(s.cwnd, 1.0);
         assert_eq!(s.rto, SimTime::from_ms(2));
-        let seg = s.next_segment(&p).unwrap();
+        let seg = s.next_segment(&p.tcp).unwrap();
         assert_eq!((seg.seq, seg.retx), (0, true));
-        assert!(s.next_segment(&p).is_none(), "window is one segment");
+        assert!(s.next_segment(&p.tcp).is_none(), "window is one segment");
     }
 
     #[test]
     fn dctcp_alpha_and_single_reduction_per_window() {
-        let p = params(CcKind::Dctcp {
+        let p = params(Dctcp {
             g: 1.0 / 16.0,
             init_alpha: 1.0,
         });
-        let mut s = TcpSender::new(1_000_000, &p);
+        let mut s = sender(1_000_000, &p);
         s.cwnd = 10.0;
         s.ssthresh = 10.0;
         let segs = drain(&mut s, &p);
@@ -1180,7 +1072,7 @@ mod tests {
         assert_eq!(after_first, 5.0);
         assert_eq!(s.ssthresh, 5.0);
         // The next window's first ECE reduces again.
-        let seg = s.next_segment(&p).unwrap();
+        let seg = s.next_segment(&p.tcp).unwrap();
         let r = s.on_ack_t(
             seg.seq + seg.len as u64,
             None,
@@ -1194,14 +1086,14 @@ mod tests {
     #[test]
     fn dctcp_alpha_is_ewma_of_marked_fraction_per_window() {
         let g = 1.0 / 16.0;
-        let p = params(CcKind::Dctcp { g, init_alpha: 0.0 });
-        let mut s = TcpSender::new(u64::MAX / 2, &p);
+        let p = params(Dctcp { g, init_alpha: 0.0 });
+        let mut s = sender(u64::MAX / 2, &p);
         s.cwnd = 8.0;
         s.ssthresh = 1.0;
         // Window 0 ends at the first ACK (nothing recorded yet): alpha = g * F(first ACK) = 0.
         let segs = drain(&mut s, &p);
         assert_eq!(segs.len(), 8);
-        let ack = |s: &mut TcpSender, seg: &Segment, ece: bool| {
+        let ack = |s: &mut TcpSender<Dctcp>, seg: &Segment, ece: bool| {
             s.on_ack_t(
                 seg.seq + seg.len as u64,
                 None,
@@ -1211,7 +1103,7 @@ mod tests {
             )
         };
         ack(&mut s, &segs[0], false);
-        assert_eq!(s.alpha, 0.0);
+        assert_eq!(s.cc.alpha, 0.0);
         // The next window is [1000, 8000): 7 ACKs, 2 of them marked. It closes when the
         // cumulative ACK reaches 8000, at the last of them.
         for (i, seg) in segs[1..].iter().enumerate() {
@@ -1219,14 +1111,14 @@ mod tests {
         }
         let expect = g * (2.0 / 7.0);
         assert!(
-            (s.alpha - expect).abs() < 1e-12,
+            (s.cc.alpha - expect).abs() < 1e-12,
             "alpha {} expected {expect}",
-            s.alpha
+            s.cc.alpha
         );
     }
 
-    fn pdtcp(policy: ExponentPolicy) -> TcpParams {
-        params(CcKind::Pdtcp {
+    fn pdtcp(policy: ExponentPolicy) -> P<Pdtcp> {
+        params(Pdtcp {
             g: 1.0 / 16.0,
             init_alpha: 0.0,
             policy,
@@ -1245,45 +1137,15 @@ mod tests {
     }
 
     #[test]
-    fn pdtcp_priority_on_hand_computed_cases() {
-        let p = pdtcp(ExponentPolicy::RdOverRa);
-        let mut s = TcpSender::new(100_000, &p);
-        // At 2 ms of a 10 ms deadline: RA = acked / 2 ms, RD = left / 8 ms.
-        for (acked, want) in [
-            (20_000, 1.0),
-            (10_000, 2.0),
-            (50_000, 0.5),
-            (16_000, 84.0 / 8.0 / 8.0),
-        ] {
-            s.snd_una = acked;
-            let e = s.next_exponent(&p, &ctx_at(2_000, 10_000));
-            assert!(
-                (e - f64::min(want, 2.0)).abs() < 1e-12,
-                "acked {acked}: p {e}"
-            );
-        }
-        // Before any byte is acknowledged, and without a deadline: p = 1.
-        s.snd_una = 0;
-        assert_eq!(s.next_exponent(&p, &ctx_at(10, 10_000)), 1.0);
-        let mut ctx = ctx_at(2_000, 10_000);
-        ctx.deadline = None;
-        s.snd_una = 10_000;
-        assert_eq!(s.next_exponent(&p, &ctx), 1.0);
-        // The RD/C_host alternative: RD = 90 KB / 8 ms = 11.25 MB/s against 1.25 GB/s -> 0.5.
-        let p2 = pdtcp(ExponentPolicy::RdOverChost);
-        assert_eq!(s.next_exponent(&p2, &ctx_at(2_000, 10_000)), 0.5);
-    }
-
-    #[test]
     fn pdtcp_penalty_and_window_update() {
         let p = pdtcp(ExponentPolicy::RdOverRa);
-        let mut s = TcpSender::new(1_000_000, &p);
+        let mut s = sender(1_000_000, &p);
         s.cwnd = 40.0;
         s.ssthresh = 40.0;
         let segs = drain(&mut s, &p);
-        s.alpha = 0.25;
-        s.exponent = 2.0;
-        s.win_end = u64::MAX; // keep alpha and p fixed for this ACK
+        s.cc.est.alpha = 0.25;
+        s.cc.p = 2.0;
+        s.cc.est.win_end = u64::MAX; // keep alpha and p fixed for this ACK
         let seg = segs[0];
         let r = s.on_ack_t(
             seg.seq + seg.len as u64,
@@ -1296,12 +1158,12 @@ mod tests {
         // P = 0.25^2 = 0.0625; W = 40 (1 - 0.03125) = 38.75.
         assert!((s.cwnd - 38.75).abs() < 1e-12, "cwnd {}", s.cwnd);
         // With p = 0.5: P = 0.5, W = 40 * 0.75 = 30.
-        let mut s = TcpSender::new(1_000_000, &p);
+        let mut s = sender(1_000_000, &p);
         s.cwnd = 40.0;
         let segs = drain(&mut s, &p);
-        s.alpha = 0.25;
-        s.exponent = 0.5;
-        s.win_end = u64::MAX;
+        s.cc.est.alpha = 0.25;
+        s.cc.p = 0.5;
+        s.cc.est.win_end = u64::MAX;
         s.on_ack_t(
             segs[0].seq + segs[0].len as u64,
             None,
@@ -1313,93 +1175,35 @@ mod tests {
     }
 
     #[test]
-    fn pdtcp_flip_fires_exactly_when_its_condition_holds_and_sticks() {
-        let p = pdtcp(ExponentPolicy::RdOverRa);
-        let mut s = TcpSender::new(100_000, &p);
-        s.snd_una = 0;
-        // 100 KB at 1.25 B/ns needs exactly 80 us: not beyond line rate, no flip.
-        let e = s.next_exponent(&p, &ctx_at(1_000, 1_080));
-        assert!(s.flipped_at.is_none(), "flipped with RD = C_host");
-        assert_eq!(e, 1.0);
-        // 79.999 us left: RD > C_host, flip.
-        let mut c = ctx_at(1_000, 1_080);
-        c.now += SimTime::from_ns(1);
-        assert_eq!(s.next_exponent(&p, &c), 0.5);
-        assert_eq!(s.flipped_at, Some(c.now));
-        // Sticky: plenty of time later changes nothing.
-        s.snd_una = 99_000;
-        assert_eq!(s.next_exponent(&p, &ctx_at(2_000, 1_000_000)), 0.5);
-        // A passed deadline flips too.
-        let mut s = TcpSender::new(100_000, &p);
-        s.snd_una = 50_000;
-        assert_eq!(s.next_exponent(&p, &ctx_at(5_000, 5_000)), 0.5);
-        assert!(s.flipped_at.is_some());
-        // With the flip off, a missed deadline still gives the lowest priority but no flag.
-        let mut p3 = p.clone();
-        if let CcKind::Pdtcp { ref mut flip, .. } = p3.cc {
-            *flip = false;
-        }
-        let mut s = TcpSender::new(100_000, &p3);
-        s.snd_una = 50_000;
-        assert_eq!(s.next_exponent(&p3, &ctx_at(5_000, 5_000)), 0.5);
-        assert!(s.flipped_at.is_none());
-    }
-
-    #[test]
-    fn d2tcp_imminence_on_hand_computed_cases() {
-        let p = params(CcKind::D2tcp {
-            g: 1.0 / 16.0,
-            init_alpha: 0.0,
-            missed_d: 0.5,
-        });
-        let mut s = TcpSender::new(100_000, &p);
-        s.srtt = 100e6; // 100 us
-        s.has_rtt = true;
-        s.cwnd = 10.0; // 10 segments of 1000 B
-        // Tc = 100 KB x 100 us / (0.75 x 10 KB) = 1333.3 us.
-        let e = s.next_exponent(&p, &ctx_at(0, 1_000));
-        assert!((e - 1_333.333_333 / 1000.0).abs() < 1e-6, "d {e}");
-        assert_eq!(s.next_exponent(&p, &ctx_at(0, 10_000)), 0.5);
-        assert_eq!(s.next_exponent(&p, &ctx_at(0, 500)), 2.0);
-        assert_eq!(
-            s.next_exponent(&p, &ctx_at(600, 500)),
-            0.5,
-            "missed deadline"
-        );
-        let mut nd = ctx_at(0, 0);
-        nd.deadline = None;
-        assert_eq!(s.next_exponent(&p, &nd), 1.0);
-    }
-
-    #[test]
     fn pdtcp_exponent_applies_from_the_first_ack() {
         // DCTCP's window boundary starts at 0 (as in ns-2), so alpha and p are first updated
         // by the first ACK, and then once per window of data.
         let p = pdtcp(ExponentPolicy::RdOverRa);
-        let mut s = TcpSender::new(100_000, &p);
+        let mut s = sender(100_000, &p);
         s.cwnd = 4.0;
         let segs = drain(&mut s, &p);
-        assert_eq!(s.exponent, 1.0);
+        assert_eq!(s.cc.p, 1.0);
         // First ACK at 100 us of a 1 ms deadline: RA = 1000 B / 100 us, RD = 99 000 B / 900 us,
         // RD/RA = 11, clipped to 2.
-        let ack = |s: &mut TcpSender, seg: &Segment, now_us| {
+        let ack = |s: &mut TcpSender<Pdtcp>, seg: &Segment, now_us| {
             s.on_ack(
                 seg.seq + seg.len as u64,
                 None,
                 false,
                 SimTime::from_us(10),
-                &p,
+                &p.tcp,
+                &p.cc,
                 &ctx_at(now_us, 1_000),
             )
         };
         ack(&mut s, &segs[0], 100);
-        assert_eq!(s.exponent, 2.0);
+        assert_eq!(s.cc.p, 2.0);
         // Within the same window (up to the 4 000 B sent) it holds: at 950 us the flow could
         // no longer make its deadline at line rate, but the flip waits for the next window.
         ack(&mut s, &segs[1], 950);
-        assert_eq!((s.exponent, s.flipped_at), (2.0, None));
+        assert_eq!((s.cc.p, s.cc.flipped_at), (2.0, None));
         ack(&mut s, &segs[3], 951);
-        assert_eq!(s.exponent, 0.5);
-        assert!(s.flipped_at.is_some());
+        assert_eq!(s.cc.p, 0.5);
+        assert!(s.cc.flipped_at.is_some());
     }
 }

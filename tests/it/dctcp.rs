@@ -53,7 +53,7 @@ fn trace(n: usize, k: u64, scheme: &str, buffer: &str) -> Trace {
         if i % 100 == 0 {
             for f in &s.flows {
                 if let Some(c) = s.transport.tcp(f.id) {
-                    alpha += c.snd.alpha;
+                    alpha += c.alpha.unwrap_or(0.0);
                     na += 1;
                 }
             }

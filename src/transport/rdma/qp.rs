@@ -1,6 +1,6 @@
 //! RoCEv2 reliable-connection queue pairs: work requests, go-back-N loss recovery with NACKs
 //! and a retransmission timeout, per-packet acknowledgements (GPMP spec §5.4, HPCC ns-3
-//! semantics), and DCQCN rate control per queue pair (see [`super::dcqcn`]).
+//! semantics), and DCQCN rate control per queue pair (see [`crate::transport::cc::dcqcn`]).
 //!
 //! Sender: work-queue elements (WQEs: a message or a slice of one) are packetised into MTU
 //! payloads with consecutive packet sequence numbers (PSNs); a packet never spans two WQEs. The
@@ -21,7 +21,7 @@ use super::{Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn, flags};
-use crate::transport::dcqcn::{Dcqcn, DcqcnParams};
+use crate::transport::cc::dcqcn::{Dcqcn, DcqcnParams};
 use crate::transport::{FlowSample, Host, reply};
 use crate::units::SimTime;
 use serde::Serialize;
