@@ -9,7 +9,7 @@
 use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind};
 use crate::transport::TransportSpec;
 use crate::transport::cc::{D2tcp, Dctcp, Pdtcp, WindowCcSpec};
-use crate::transport::rdma::RdmaSpec;
+use crate::transport::rdma::{ConnSpec, RdmaSpec};
 use crate::transport::tcp::{RankKind, TcpParams};
 
 /// The transport a run of `scheme` under `cfg` uses.
@@ -81,20 +81,24 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
         },
         RdmaHostKind::MpRdma => HostSched::MpRdma,
     };
-    let mp = (scheme.rdma_host == Some(RdmaHostKind::MpRdma)).then_some({
-        crate::transport::rdma::mprdma::MpParams {
+    let conn = if scheme.rdma_host == Some(RdmaHostKind::MpRdma) {
+        ConnSpec::MpRdma(crate::transport::rdma::mprdma::MpParams {
             delta: cfg.mprdma.delta,
             l: cfg.mprdma.bitmap,
             probe: cfg.mprdma.probe,
             init_cwnd: cfg.mprdma.init_cwnd,
             base_rtt: cfg.mprdma.base_rtt,
+        })
+    } else {
+        match dcqcn {
+            Some(d) => ConnSpec::Dcqcn(d),
+            None => ConnSpec::LineRate,
         }
-    });
+    };
     RdmaSpec {
         params: crate::transport::rdma::qp::RdmaParams {
             mtu: cfg.packet.mss.0 as u32,
             header: cfg.packet.header.0 as u32,
-            dcqcn,
             nack_interval: cfg.rdma.nack_interval,
             rto: cfg.rdma.rto,
             ack_prio: cfg.priorities.ack,
@@ -103,7 +107,7 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
         short_threshold: cfg.short_threshold(),
         short_prio: 1,
         long_prio: if scheme.class_prio { 2 } else { 1 },
-        mp,
+        conn,
     }
 }
 

@@ -278,6 +278,7 @@ impl TransportSpec {
 }
 
 /// The transport of a run: one variant for the whole run, owning every flow's protocol state.
+#[allow(clippy::large_enum_variant)]
 pub enum Transport {
     /// TCP (NewReno) with each window controller; pFabric's hosts are `Reno`.
     Reno(tcp::Tcp<cc::Reno>),
@@ -286,7 +287,9 @@ pub enum Transport {
     Pdtcp(tcp::Tcp<cc::Pdtcp>),
     Udp(udp::Udp),
     /// RoCEv2 reliable-connection queue pairs with DCQCN.
-    Rdma(Box<rdma::Rdma<rdma::qp::RcQp>>),
+    Rdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DcqcnParams>>>),
+    /// Queue pairs without rate control (line rate).
+    RdmaLine(Box<rdma::Rdma<rdma::qp::RcQp<cc::LineRate>>>),
     /// MP-RDMA connections.
     MpRdma(Box<rdma::Rdma<rdma::mprdma::MpQp>>),
 }
@@ -301,6 +304,7 @@ macro_rules! each {
             Transport::Pdtcp($t) => $e,
             Transport::Udp($t) => $e,
             Transport::Rdma($t) => $e,
+            Transport::RdmaLine($t) => $e,
             Transport::MpRdma($t) => $e,
         }
     };
@@ -315,7 +319,23 @@ macro_rules! with_tcp {
             Transport::Dctcp($t) => $e,
             Transport::D2tcp($t) => $e,
             Transport::Pdtcp($t) => $e,
-            Transport::Udp(_) | Transport::Rdma(_) | Transport::MpRdma(_) => $other,
+            Transport::Udp(_)
+            | Transport::Rdma(_)
+            | Transport::RdmaLine(_)
+            | Transport::MpRdma(_) => $other,
+        }
+    };
+}
+
+/// Applies an expression to the run's RDMA transport, whatever its connections; `$other` for
+/// the other transports.
+macro_rules! with_rdma {
+    ($self:expr, $t:ident => $e:expr, $other:expr) => {
+        match $self {
+            Transport::Rdma($t) => $e,
+            Transport::RdmaLine($t) => $e,
+            Transport::MpRdma($t) => $e,
+            _ => $other,
         }
     };
 }
@@ -346,18 +366,29 @@ impl Transport {
                 Transport::Udp(udp::Udp::new(*rate, *mss, *header, flows, line_rate))
             }
             TransportSpec::Rdma(r) => {
-                let spec = (**r).clone();
-                match &r.mp {
-                    Some(mp) => Transport::MpRdma(Box::new(rdma::Rdma::new(
-                        spec,
+                let s = (**r).clone();
+                match &r.conn {
+                    rdma::ConnSpec::Dcqcn(d) => Transport::Rdma(Box::new(rdma::Rdma::new(
+                        s,
+                        d.clone(),
+                        specs,
+                        n_hosts,
+                        seed,
+                    ))),
+                    rdma::ConnSpec::LineRate => Transport::RdmaLine(Box::new(rdma::Rdma::new(
+                        s,
+                        cc::LineRate,
+                        specs,
+                        n_hosts,
+                        seed,
+                    ))),
+                    rdma::ConnSpec::MpRdma(mp) => Transport::MpRdma(Box::new(rdma::Rdma::new(
+                        s,
                         mp.clone(),
                         specs,
                         n_hosts,
                         seed,
                     ))),
-                    None => {
-                        Transport::Rdma(Box::new(rdma::Rdma::new(spec, (), specs, n_hosts, seed)))
-                    }
                 }
             }
         }
@@ -365,20 +396,12 @@ impl Transport {
 
     /// The work units of the run whose completion ends it: flows, or RDMA messages.
     pub fn messages(&self) -> Option<&[rdma::Msg]> {
-        match self {
-            Transport::Rdma(r) => Some(&r.msgs),
-            Transport::MpRdma(r) => Some(&r.msgs),
-            _ => None,
-        }
+        with_rdma!(self, r => Some(&r.msgs), None)
     }
 
     /// Counters summed over the connections of an RDMA run.
     pub fn qp_totals(&self) -> Option<rdma::QpTotals> {
-        match self {
-            Transport::Rdma(r) => Some(r.totals()),
-            Transport::MpRdma(r) => Some(r.totals()),
-            _ => None,
-        }
+        with_rdma!(self, r => Some(r.totals()), None)
     }
 
     /// Flow `f`'s TCP counters and congestion state, in TCP runs.
@@ -405,11 +428,7 @@ impl Transport {
 
     /// The wire priority of flow `f`'s next packet (None: nothing to send).
     pub fn next_prio(&mut self, f: FlowId, fl: &Flow) -> Option<u8> {
-        match self {
-            Transport::Rdma(t) => t.qps[f.idx()].next_prio(),
-            Transport::MpRdma(t) => t.qps[f.idx()].next_prio(),
-            _ => Some(fl.prio),
-        }
+        with_rdma!(self, t => t.qps[f.idx()].next_prio(), Some(fl.prio))
     }
 
     /// pFabric: the rank of flow `f`'s next packet (its host NIC sends the smallest first).
@@ -437,37 +456,24 @@ impl Transport {
 
     /// Flow `f`'s pacing gap ended; false: it holds back longer (the transport re-armed it).
     pub fn on_pace(&mut self, f: FlowId, h: &mut impl Host) -> bool {
-        match self {
-            Transport::Rdma(t) => t.on_pace(f, h),
-            Transport::MpRdma(t) => t.on_pace(f, h),
-            _ => true,
-        }
+        with_rdma!(self, t => t.on_pace(f, h), true)
     }
 
     /// RDMA: message `m` arrives at its sender (flows start in the simulator instead).
     pub fn on_message(&mut self, m: u32, h: &mut impl Host) {
-        match self {
-            Transport::Rdma(t) => t.on_message(m, h),
-            Transport::MpRdma(t) => t.on_message(m, h),
-            _ => {}
-        }
+        with_rdma!(self, t => t.on_message(m, h), ())
     }
 
     /// A packet of flow `pkt.flow` was dropped in the network.
     pub fn on_drop(&mut self, pkt: &Packet) {
-        match self {
-            Transport::Rdma(t) => t.on_drop(pkt),
-            Transport::MpRdma(t) => t.on_drop(pkt),
-            _ => {}
-        }
+        with_rdma!(self, t => t.on_drop(pkt), ())
     }
 
     /// The sampled state of flow `f` for the time series (None: nothing to sample).
     pub fn sample(&self, f: FlowId) -> Option<FlowSample> {
         match self {
-            Transport::Rdma(t) => t.qps.get(f.idx()).map(|q| q.sample()),
-            Transport::MpRdma(t) => t.qps.get(f.idx()).map(|q| q.sample()),
-            _ => with_tcp!(self, t => Some(t.sample(f)), None),
+            Transport::Udp(_) => None,
+            _ => with_rdma!(self, t => t.sample(f), with_tcp!(self, t => Some(t.sample(f)), None)),
         }
     }
 }

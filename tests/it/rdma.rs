@@ -5,6 +5,8 @@ use dcsim::net::lb::ecmp_index;
 use dcsim::net::packet::PROTO_UDP;
 use dcsim::sim::Sim;
 use dcsim::transport::Transport;
+use dcsim::transport::cc::DcqcnParams;
+use dcsim::transport::rdma::qp::RcQp;
 use dcsim::units::SimTime;
 
 /// 16-host, 4-leaf, 4-spine leaf-spine at 10 Gbps with the GPMP spec's switch defaults.
@@ -308,7 +310,7 @@ fn fewer_paths_than_spines_still_use_every_spine() {
 }
 
 /// The RDMA transport of a queue-pair run.
-fn rc(s: &Sim) -> &dcsim::transport::rdma::Rdma<dcsim::transport::rdma::qp::RcQp> {
+fn rc(s: &Sim) -> &dcsim::transport::rdma::Rdma<RcQp<DcqcnParams>> {
     match &s.transport {
         Transport::Rdma(r) => r,
         _ => panic!("a queue-pair RDMA run"),

@@ -23,6 +23,7 @@
 //! paper (HPCC's model has none), CNP pacing at the receiver (HPCC's receiver flags every ACK
 //! of a marked packet).
 
+use super::RateCc;
 use crate::units::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -199,6 +200,34 @@ impl Dcqcn {
     pub fn rate_at(&mut self, now: SimTime, p: &DcqcnParams) -> f64 {
         self.advance(now, p);
         self.rate
+    }
+}
+
+/// DCQCN as a rate controller: the parameters are the controller, [`Dcqcn`] its per-queue-pair
+/// state.
+impl RateCc for DcqcnParams {
+    type State = Dcqcn;
+
+    fn state(&self, line_bps: f64) -> Dcqcn {
+        Dcqcn::new(line_bps)
+    }
+
+    #[inline]
+    fn on_congestion(&self, st: &mut Dcqcn, now: SimTime) {
+        st.on_cnp(now, self);
+    }
+
+    #[inline]
+    fn rate_at(&self, st: &mut Dcqcn, now: SimTime) -> f64 {
+        st.rate_at(now, self)
+    }
+
+    fn sample(&self, st: &Dcqcn) -> (Option<f64>, Option<f64>) {
+        (Some(st.alpha), Some(st.rate))
+    }
+
+    fn counters(&self, st: &Dcqcn) -> (u64, u64) {
+        (st.cnps, st.decreases)
     }
 }
 

@@ -25,6 +25,7 @@ use crate::units::SimTime;
 use serde::Serialize;
 
 pub use d2tcp::D2tcp;
+pub use dcqcn::DcqcnParams;
 pub use dctcp::Dctcp;
 pub use pdtcp::Pdtcp;
 pub use reno::Reno;
@@ -138,5 +139,27 @@ pub trait RateCc: Clone + std::fmt::Debug {
     /// Congestion notifications received and rate decreases made.
     fn counters(&self, _st: &Self::State) -> (u64, u64) {
         (0, 0)
+    }
+}
+
+/// No rate control: every queue pair sends at its host's line rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LineRate;
+
+impl RateCc for LineRate {
+    /// The line rate.
+    type State = f64;
+
+    fn state(&self, line_bps: f64) -> f64 {
+        line_bps
+    }
+
+    #[inline]
+    fn rate_at(&self, st: &mut f64, _now: SimTime) -> f64 {
+        *st
+    }
+
+    fn sample(&self, st: &f64) -> (Option<f64>, Option<f64>) {
+        (None, Some(*st))
     }
 }

@@ -39,6 +39,7 @@ use super::{Flow, FlowSample, FlowStats, Host, Rx};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
 use crate::net::packet::{PROTO_UDP, Packet};
+use crate::transport::cc::DcqcnParams;
 use crate::units::SimTime;
 use crate::workload::FlowSpec;
 use mprdma::MpParams;
@@ -61,8 +62,20 @@ pub struct RdmaSpec {
     /// Switch queue (wire priority) of short and of long messages' data.
     pub short_prio: u8,
     pub long_prio: u8,
-    /// MP-RDMA parameters (MP-RDMA connections instead of queue pairs when set).
-    pub mp: Option<MpParams>,
+    /// The kind of connection that carries the messages.
+    pub conn: ConnSpec,
+}
+
+/// The connections of an RDMA scheme.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ConnSpec {
+    /// Reliable-connection queue pairs paced by DCQCN.
+    Dcqcn(DcqcnParams),
+    /// Reliable-connection queue pairs at line rate (no rate control).
+    LineRate,
+    /// MP-RDMA connections.
+    MpRdma(MpParams),
 }
 
 /// One message of the workload.
@@ -130,7 +143,7 @@ pub trait QueuePair: Sized {
         rng: &mut RngStream,
     ) -> Option<bool>;
     /// The pacing gap ended at `now`: `Some(t)` to wait until `t` instead.
-    fn pace_wake(&mut self, now: SimTime, p: &RdmaParams) -> Option<SimTime>;
+    fn pace_wake(&mut self, now: SimTime, p: &Self::Params) -> Option<SimTime>;
     /// A data packet arrived at the receiver: the reply to send, if any.
     fn on_data(
         &mut self,
@@ -154,8 +167,8 @@ pub trait QueuePair: Sized {
     fn after_acks(&mut self, _rng: &mut RngStream) {}
     /// Retransmission timeout with packets outstanding.
     fn on_timeout(&mut self, rng: &mut RngStream);
-    fn sample(&self) -> FlowSample;
-    fn add_totals(&self, t: &mut QpTotals);
+    fn sample(&self, p: &Self::Params) -> FlowSample;
+    fn add_totals(&self, p: &Self::Params, t: &mut QpTotals);
 }
 
 /// Queue pairs and pending messages of one (source, destination) host pair.
@@ -234,11 +247,16 @@ impl<Q: QueuePair> Rdma<Q> {
         }
     }
 
+    /// Flow `f`'s sampled state for the time series (None: not a connection of this run).
+    pub fn sample(&self, f: FlowId) -> Option<FlowSample> {
+        self.qps.get(f.idx()).map(|q| q.sample(&self.qp_params))
+    }
+
     /// Counters summed over every connection.
     pub fn totals(&self) -> QpTotals {
         let mut t = QpTotals::default();
         for q in &self.qps {
-            q.add_totals(&mut t);
+            q.add_totals(&self.qp_params, &mut t);
         }
         t
     }
@@ -479,7 +497,7 @@ impl<Q: QueuePair> Rdma<Q> {
 
     /// The pacing timer of queue pair `f` fired: send now, or wait longer if the rate fell.
     pub fn on_pace(&mut self, f: FlowId, h: &mut impl Host) -> bool {
-        match self.qps[f.idx()].pace_wake(h.now(), &self.spec.params) {
+        match self.qps[f.idx()].pace_wake(h.now(), &self.qp_params) {
             Some(t) => {
                 h.set_pace(f, t);
                 false

@@ -22,7 +22,7 @@
 //! updates (it only gates sync packets, which the GPMP workloads do not issue) and NACK-driven
 //! recovery (the GPMP experiments that use MP-RDMA are lossless, so no loss occurs).
 
-use super::qp::{RdmaParams, Wqe};
+use super::qp::Wqe;
 use super::{Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
@@ -423,7 +423,7 @@ impl QueuePair for MpQp {
         Some(self.drained())
     }
 
-    fn pace_wake(&mut self, _now: SimTime, _p: &RdmaParams) -> Option<SimTime> {
+    fn pace_wake(&mut self, _now: SimTime, _: &MpParams) -> Option<SimTime> {
         None
     }
 
@@ -494,14 +494,14 @@ impl QueuePair for MpQp {
         self.snd.on_timeout(rng);
     }
 
-    fn sample(&self) -> FlowSample {
+    fn sample(&self, _: &MpParams) -> FlowSample {
         FlowSample {
             cwnd_pkts: Some(self.snd.cwnd),
             ..Default::default()
         }
     }
 
-    fn add_totals(&self, t: &mut QpTotals) {
+    fn add_totals(&self, _: &MpParams, t: &mut QpTotals) {
         t.timeouts += self.snd.timeouts;
     }
 }

@@ -1,13 +1,15 @@
 //! RoCEv2 reliable-connection queue pairs: work requests, go-back-N loss recovery with NACKs
 //! and a retransmission timeout, per-packet acknowledgements (GPMP spec §5.4, HPCC ns-3
-//! semantics), and DCQCN rate control per queue pair (see [`crate::transport::cc::dcqcn`]).
+//! semantics), paced by a rate controller per queue pair (`transport::cc::RateCc`: DCQCN, or
+//! none for line rate).
 //!
 //! Sender: work-queue elements (WQEs: a message or a slice of one) are packetised into MTU
 //! payloads with consecutive packet sequence numbers (PSNs); a packet never spans two WQEs. The
-//! sender sends in PSN order, paced at its DCQCN rate; an ACK carries the receiver's next
+//! sender sends in PSN order, paced at its controller's rate; an ACK carries the receiver's next
 //! expected PSN and completes every WQE below it; a NACK rewinds `snd_nxt` to the PSN it
 //! names (go-back-N); a timeout with data outstanding rewinds to the oldest unacknowledged PSN.
-//! No window: DCQCN is purely rate based (HPCC `HAS_WIN 0`).
+//! No window: the sender is purely rate based (HPCC `HAS_WIN 0`); an ACK's CNP flag goes to the
+//! rate controller.
 //!
 //! Receiver: a packet with the expected PSN is accepted and acknowledged; one above it is
 //! dropped and answered by a NACK for the expected PSN, at most once per `nack_interval` unless
@@ -21,7 +23,7 @@ use super::{Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn, flags};
-use crate::transport::cc::dcqcn::{Dcqcn, DcqcnParams};
+use crate::transport::cc::RateCc;
 use crate::transport::{FlowSample, Host, reply};
 use crate::units::SimTime;
 use serde::Serialize;
@@ -34,8 +36,6 @@ pub struct RdmaParams {
     pub mtu: u32,
     /// Header bytes per packet on the wire (data, ACK, NACK).
     pub header: u32,
-    /// DCQCN parameters; `None` disables rate control (line rate).
-    pub dcqcn: Option<DcqcnParams>,
     pub nack_interval: SimTime,
     /// Retransmission timeout (go back to the oldest unacknowledged PSN); none: NACKs only.
     pub rto: Option<SimTime>,
@@ -85,7 +85,6 @@ pub struct QpSender {
     pub outstanding: u64,
     /// Bytes posted and not yet sent for the first time.
     pub unsent_bytes: u64,
-    pub dcqcn: Dcqcn,
     /// Time and wire size of the last transmission (for pacing).
     pub last_tx: SimTime,
     pub last_size: u32,
@@ -94,8 +93,14 @@ pub struct QpSender {
     pub timeouts: u64,
 }
 
+impl Default for QpSender {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl QpSender {
-    pub fn new(line_bps: f64) -> Self {
+    pub fn new() -> Self {
         QpSender {
             wqes: VecDeque::new(),
             hint: 0,
@@ -105,7 +110,6 @@ impl QpSender {
             psn_tail: 0,
             outstanding: 0,
             unsent_bytes: 0,
-            dcqcn: Dcqcn::new(line_bps),
             last_tx: SimTime::ZERO,
             last_size: 0,
             retx_pkts: 0,
@@ -234,14 +238,6 @@ impl QpSender {
         let gap = self.last_size as f64 * 8.0 / rate_bps * 1e12;
         self.last_tx + SimTime(gap.ceil() as u64)
     }
-
-    /// The DCQCN rate at `now` (line rate when rate control is off).
-    pub fn rate(&mut self, now: SimTime, p: &RdmaParams, line_bps: f64) -> f64 {
-        match &p.dcqcn {
-            Some(d) => self.dcqcn.rate_at(now, d),
-            None => line_bps,
-        }
-    }
 }
 
 /// What the receiver answers.
@@ -291,22 +287,25 @@ impl QpReceiver {
     }
 }
 
-/// A reliable-connection queue pair: both ends and the sender's line rate.
+/// A reliable-connection queue pair paced by rate controller `R`: both ends, the sender's
+/// line rate and the controller's state.
 #[derive(Clone, Debug)]
-pub struct RcQp {
+pub struct RcQp<R: RateCc> {
     pub snd: QpSender,
     pub rcv: QpReceiver,
     pub line_bps: f64,
+    pub rate: R::State,
 }
 
-impl QueuePair for RcQp {
-    type Params = ();
+impl<R: RateCc> QueuePair for RcQp<R> {
+    type Params = R;
 
-    fn create(line_bps: f64, _: &()) -> Self {
+    fn create(line_bps: f64, cc: &R) -> Self {
         RcQp {
-            snd: QpSender::new(line_bps),
+            snd: QpSender::new(),
             rcv: QpReceiver::default(),
             line_bps,
+            rate: cc.state(line_bps),
         }
     }
 
@@ -344,7 +343,7 @@ impl QueuePair for RcQp {
         h: &mut impl Host,
         pkt: &mut Packet,
         spec: &RdmaSpec,
-        _: &(),
+        cc: &R,
         msgs: &mut [Msg],
         _rng: &mut RngStream,
     ) -> Option<bool> {
@@ -366,7 +365,7 @@ impl QueuePair for RcQp {
         snd.last_tx = now;
         snd.last_size = pkt.size as u32;
         let line = self.line_bps;
-        let rate = snd.rate(now, p, line);
+        let rate = cc.rate_at(&mut self.rate, now);
         let allowed = snd.next_allowed(rate);
         let nic_done = now + SimTime((pkt.size as f64 * 8.0 / line * 1e12).ceil() as u64);
         let drained = snd.unsent_bytes == 0;
@@ -381,8 +380,8 @@ impl QueuePair for RcQp {
         Some(drained)
     }
 
-    fn pace_wake(&mut self, now: SimTime, p: &RdmaParams) -> Option<SimTime> {
-        let rate = self.snd.rate(now, p, self.line_bps);
+    fn pace_wake(&mut self, now: SimTime, cc: &R) -> Option<SimTime> {
+        let rate = cc.rate_at(&mut self.rate, now);
         let allowed = self.snd.next_allowed(rate);
         (allowed > now).then_some(allowed)
     }
@@ -392,7 +391,7 @@ impl QueuePair for RcQp {
         h: &mut impl Host,
         pkt: &Packet,
         spec: &RdmaSpec,
-        _: &(),
+        _: &R,
         msgs: &mut [Msg],
     ) -> Option<Packet> {
         let now = h.now();
@@ -425,15 +424,13 @@ impl QueuePair for RcQp {
         &mut self,
         now: SimTime,
         pkt: &Packet,
-        spec: &RdmaSpec,
-        _: &(),
+        _: &RdmaSpec,
+        cc: &R,
         done: &mut Vec<Wqe>,
     ) -> bool {
         let snd = &mut self.snd;
-        if pkt.ecn & ecn::ECE != 0
-            && let Some(d) = &spec.params.dcqcn
-        {
-            snd.dcqcn.on_cnp(now, d);
+        if pkt.ecn & ecn::ECE != 0 {
+            cc.on_congestion(&mut self.rate, now);
         }
         let una_before = snd.snd_una;
         if pkt.kind == PktKind::Nack {
@@ -448,20 +445,22 @@ impl QueuePair for RcQp {
         self.snd.on_timeout();
     }
 
-    fn sample(&self) -> FlowSample {
+    fn sample(&self, cc: &R) -> FlowSample {
+        let (alpha, rate_bps) = cc.sample(&self.rate);
         FlowSample {
             cwnd_pkts: None,
-            alpha: Some(self.snd.dcqcn.alpha),
+            alpha,
             priority: None,
-            rate_bps: Some(self.snd.dcqcn.rate),
+            rate_bps,
         }
     }
 
-    fn add_totals(&self, t: &mut QpTotals) {
+    fn add_totals(&self, cc: &R, t: &mut QpTotals) {
+        let (cnps, decreases) = cc.counters(&self.rate);
         t.timeouts += self.snd.timeouts;
         t.nacks += self.snd.nacks;
-        t.cnps += self.snd.dcqcn.cnps;
-        t.rate_decreases += self.snd.dcqcn.decreases;
+        t.cnps += cnps;
+        t.rate_decreases += decreases;
     }
 }
 
@@ -471,7 +470,7 @@ mod tests {
 
     #[test]
     fn packetisation_never_spans_wqes() {
-        let mut s = QpSender::new(10e9);
+        let mut s = QpSender::new();
         s.post(7, 2500, 1, 1000);
         s.post(8, 1000, 2, 1000);
         let segs: Vec<RdmaSeg> = std::iter::from_fn(|| s.next_segment(1000)).collect();
@@ -497,7 +496,7 @@ mod tests {
 
     #[test]
     fn go_back_n_recovers_from_a_forced_drop() {
-        let mut s = QpSender::new(10e9);
+        let mut s = QpSender::new();
         let mut r = QpReceiver::default();
         s.post(1, 10_000, 1, 1000);
         let now = SimTime::ZERO;
@@ -557,7 +556,7 @@ mod tests {
 
     #[test]
     fn timeout_rewinds_to_una() {
-        let mut s = QpSender::new(10e9);
+        let mut s = QpSender::new();
         s.post(1, 5000, 1, 1000);
         while s.next_segment(1000).is_some() {}
         s.on_ack(2, |_| {});
@@ -568,7 +567,7 @@ mod tests {
 
     #[test]
     fn pacing_gap_follows_rate() {
-        let mut s = QpSender::new(10e9);
+        let mut s = QpSender::new();
         s.last_tx = SimTime::from_us(1);
         s.last_size = 1000;
         assert_eq!(
