@@ -14,6 +14,8 @@
 
 pub mod queue;
 pub mod rng;
+pub mod timer;
 
 pub use queue::EventQueue;
 pub use rng::RngStream;
+pub use timer::{Fired, LazyTimer};

@@ -26,7 +26,7 @@ pub mod timeseries;
 
 pub use crate::transport::TransportSpec;
 
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Fired};
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::net::packet::Packet;
 use crate::net::port::{MarkAt, Scheduler, pfabric_rank};
@@ -677,21 +677,38 @@ impl Sim {
                 pkt.prio,
             );
         }
-        let switch = &mut self.net.switches[sw];
-        let inp = self.net.local[pkt.in_port.idx()] as usize;
-        let outp = self.net.local[p.idx()] as usize;
-        if switch.mmu.release(inp, outp, pkt.prio, pkt.size as u32) {
-            switch.pfc_sent += 1;
-            let in_port = pkt.in_port;
-            let prio = pkt.prio;
-            self.send_pfc(in_port, prio, false);
-        }
-        let port = &mut self.net.ports[p.idx()];
-        if port.ecn.at() == Some(MarkAt::Dequeue) {
-            let qb = port.qbytes[q];
-            port.maybe_mark(&mut pkt, qb, &mut self.net.switches[sw].rng);
-        }
+        let mark = (port.ecn.at() == Some(MarkAt::Dequeue)).then(|| port.qbytes[q]);
+        self.egress(sw, p, &mut pkt, mark);
         Some(pkt)
+    }
+
+    /// What a packet leaving switch `sw` through egress `out` does, on both ways out (the
+    /// queue and the idle-port fast path): it meets the queue it leaves for ECN when `mark`
+    /// holds that queue's bytes, and its buffer is released, which may resume its ingress by
+    /// PFC.
+    #[inline(always)]
+    fn egress(&mut self, sw: usize, out: PortId, pkt: &mut Packet, mark: Option<u64>) {
+        if let Some(qb) = mark {
+            let rng = &mut self.net.switches[sw].rng;
+            self.net.ports[out.idx()].maybe_mark(pkt, qb, rng);
+        }
+        self.release(sw, pkt.in_port, out, pkt.prio, pkt.size as u32);
+    }
+
+    /// Returns `bytes` of priority `prio` that came in through `inp` and were held for egress
+    /// `out` to switch `sw`'s buffer; a PFC resume goes upstream when the ingress drops below
+    /// its threshold.
+    #[inline(always)]
+    fn release(&mut self, sw: usize, inp: PortId, out: PortId, prio: u8, bytes: u32) {
+        let (il, ol) = (
+            self.net.local[inp.idx()] as usize,
+            self.net.local[out.idx()] as usize,
+        );
+        let switch = &mut self.net.switches[sw];
+        if switch.mmu.release(il, ol, prio, bytes) {
+            switch.pfc_sent += 1;
+            self.send_pfc(inp, prio, false);
+        }
     }
 
     /// Sends a PFC frame out of switch port `in_port` to the port feeding it.
@@ -776,16 +793,8 @@ impl Sim {
             // the peak occupancy, meets an empty queue for ECN (either marking point), and
             // leaves the buffer as it starts transmission.
             port.stats.max_qbytes = port.stats.max_qbytes.max(pkt.size as u64);
-            if port.ecn.at().is_some() {
-                port.maybe_mark(&mut pkt, 0, &mut self.net.switches[sw].rng);
-            }
-            if self.net.switches[sw]
-                .mmu
-                .release(il, ol, prio, pkt.size as u32)
-            {
-                self.net.switches[sw].pfc_sent += 1;
-                self.send_pfc(inp, prio, false);
-            }
+            let mark = port.ecn.at().map(|_| 0);
+            self.egress(sw, out, &mut pkt, mark);
             self.transmit(out, &mut pkt, false);
             return;
         }
@@ -831,14 +840,7 @@ impl Sim {
                 return false;
             };
             let v = self.net.ports[out.idx()].remove_at(prio as usize, i);
-            let vin = self.net.local[v.in_port.idx()] as usize;
-            if self.net.switches[sw]
-                .mmu
-                .release(vin, ol, prio, v.size as u32)
-            {
-                self.net.switches[sw].pfc_sent += 1;
-                self.send_pfc(v.in_port, prio, false);
-            }
+            self.release(sw, v.in_port, out, prio, v.size as u32);
             self.count_drop(sw, out, &v, lossless);
             match self.net.switches[sw]
                 .mmu
@@ -985,10 +987,7 @@ impl Sim {
     #[inline(always)]
     fn can_send(&self, f: FlowId) -> bool {
         let fl = &self.flows[f.idx()];
-        fl.pace_deadline == SimTime::MAX
-            && fl.finish.is_none()
-            && fl.started
-            && self.transport.has_data(f, fl)
+        !fl.pace.armed() && fl.finish.is_none() && fl.started && self.transport.has_data(f, fl)
     }
 
     /// The transport and the services the simulator lends it for one call.
@@ -1028,27 +1027,18 @@ impl Sim {
         self.wake.clear();
     }
 
-    /// Holds flow `f` back from sending until `at` (pacing).
-    fn set_pace(&mut self, f: FlowId, at: SimTime) {
-        set_pace(&mut self.ev, &mut self.flows[f.idx()], f, at);
-    }
-
+    /// Flow `f`'s pacing gap (event generation `generation`) ended: it may send again, unless
+    /// its transport holds it back longer.
     fn on_pace(&mut self, f: FlowId, generation: u32) {
-        let now = self.now;
         let fl = &mut self.flows[f.idx()];
-        if generation != fl.pace_gen {
-            return;
+        match fl.pace.fire(generation, self.now) {
+            Fired::Stale | Fired::Idle => return,
+            Fired::Later(d) => {
+                set_pace(&mut self.ev, fl, f, d);
+                return;
+            }
+            Fired::Due => fl.pace.cancel(),
         }
-        fl.pace_event = SimTime::MAX;
-        if fl.pace_deadline == SimTime::MAX {
-            return;
-        }
-        if fl.pace_deadline > now {
-            let d = fl.pace_deadline;
-            self.set_pace(f, d);
-            return;
-        }
-        fl.pace_deadline = SimTime::MAX;
         let (t, mut h) = self.host();
         if !t.on_pace(f, &mut h) {
             return;
@@ -1056,26 +1046,18 @@ impl Sim {
         self.make_ready(f);
     }
 
-    fn set_timer(&mut self, f: FlowId, deadline: SimTime) {
-        set_timer(&mut self.ev, &mut self.flows[f.idx()], f, deadline);
-    }
-
+    /// Flow `f`'s retransmission timer (event generation `generation`) fired.
     fn on_timer(&mut self, f: FlowId, generation: u32) {
-        let now = self.now;
         let fl = &mut self.flows[f.idx()];
-        if generation != fl.timer_gen {
-            return;
+        match fl.timer.fire(generation, self.now) {
+            Fired::Stale | Fired::Idle => return,
+            _ if fl.done() => return,
+            Fired::Later(d) => {
+                set_timer(&mut self.ev, fl, f, d);
+                return;
+            }
+            Fired::Due => fl.timer.cancel(),
         }
-        fl.timer_event = SimTime::MAX;
-        if fl.timer_deadline == SimTime::MAX || fl.done() {
-            return;
-        }
-        if fl.timer_deadline > now {
-            let d = fl.timer_deadline;
-            self.set_timer(f, d);
-            return;
-        }
-        fl.timer_deadline = SimTime::MAX;
         let (t, mut h) = self.host();
         t.on_timer(f, &mut h);
         self.make_ready(f);
@@ -1130,22 +1112,16 @@ impl Sim {
 /// earlier when needed; a later deadline is picked up when the pending event fires.
 #[inline]
 fn set_timer(ev: &mut EventQueue<Ev>, fl: &mut Flow, f: FlowId, deadline: SimTime) {
-    fl.timer_deadline = deadline;
-    if fl.timer_event == SimTime::MAX || fl.timer_event > deadline {
-        fl.timer_gen = fl.timer_gen.wrapping_add(1);
-        fl.timer_event = deadline;
-        ev.push(deadline, Ev::Timer(f, fl.timer_gen));
+    if let Some(g) = fl.timer.arm(deadline) {
+        ev.push(deadline, Ev::Timer(f, g));
     }
 }
 
 /// Holds flow `f` back until `at` (the same scheme as [`set_timer`], for pacing).
 #[inline]
 fn set_pace(ev: &mut EventQueue<Ev>, fl: &mut Flow, f: FlowId, at: SimTime) {
-    fl.pace_deadline = at;
-    if fl.pace_event == SimTime::MAX || fl.pace_event > at {
-        fl.pace_gen = fl.pace_gen.wrapping_add(1);
-        fl.pace_event = at;
-        ev.push(at, Ev::Pace(f, fl.pace_gen));
+    if let Some(g) = fl.pace.arm(at) {
+        ev.push(at, Ev::Pace(f, g));
     }
 }
 
@@ -1183,11 +1159,11 @@ impl Host for SimHost<'_> {
     }
     #[inline(always)]
     fn clear_timer(&mut self, f: FlowId) {
-        self.flows[f.idx()].timer_deadline = SimTime::MAX;
+        self.flows[f.idx()].timer.cancel();
     }
     #[inline(always)]
     fn timer_armed(&self, f: FlowId) -> bool {
-        self.flows[f.idx()].timer_deadline != SimTime::MAX
+        self.flows[f.idx()].timer.armed()
     }
     #[inline(always)]
     fn set_pace(&mut self, f: FlowId, at: SimTime) {

@@ -30,6 +30,7 @@ pub mod rdma;
 pub mod tcp;
 pub mod udp;
 
+use crate::engine::LazyTimer;
 use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn};
 use crate::units::{BitRate, SimTime};
@@ -113,15 +114,10 @@ pub struct Flow {
     pub rcv_finish: Option<SimTime>,
     /// In its host's ready list.
     pub in_ready: bool,
-    /// Retransmission timer: deadline (MAX = none), time of the pending event (MAX = none) and
-    /// generation (a popped timer event with another generation is stale).
-    pub timer_deadline: SimTime,
-    pub timer_event: SimTime,
-    pub timer_gen: u32,
-    /// Pacing timer (same scheme): the flow may not send before it fires.
-    pub pace_deadline: SimTime,
-    pub pace_event: SimTime,
-    pub pace_gen: u32,
+    /// Retransmission timer (the host arms it for the transport).
+    pub timer: LazyTimer,
+    /// Pacing timer: while armed, the flow may not send.
+    pub pace: LazyTimer,
     pub stats: FlowStats,
 }
 
@@ -154,12 +150,8 @@ impl Flow {
             finish: None,
             rcv_finish: None,
             in_ready: false,
-            timer_deadline: SimTime::MAX,
-            timer_event: SimTime::MAX,
-            timer_gen: 0,
-            pace_deadline: SimTime::MAX,
-            pace_event: SimTime::MAX,
-            pace_gen: 0,
+            timer: LazyTimer::IDLE,
+            pace: LazyTimer::IDLE,
             stats: FlowStats::default(),
         }
     }

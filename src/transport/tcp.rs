@@ -755,7 +755,7 @@ impl<C: WindowCc> Tcp<C> {
             pkt.flags |= flags::RETX;
         }
         fl.stats.data_pkts += 1;
-        if fl.timer_deadline == SimTime::MAX {
+        if !fl.timer.armed() {
             let rto = snd.rto;
             h.set_timer(f, now + rto);
         }

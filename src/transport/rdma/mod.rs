@@ -36,7 +36,7 @@ pub mod qp;
 pub mod sched;
 
 use super::{Flow, FlowSample, FlowStats, Host, Rx};
-use crate::engine::RngStream;
+use crate::engine::{LazyTimer, RngStream};
 use crate::ids::FlowId;
 use crate::net::packet::{PROTO_UDP, Packet};
 use crate::transport::cc::DcqcnParams;
@@ -322,12 +322,8 @@ impl<Q: QueuePair> Rdma<Q> {
             finish: None,
             rcv_finish: None,
             in_ready: false,
-            timer_deadline: SimTime::MAX,
-            timer_event: SimTime::MAX,
-            timer_gen: 0,
-            pace_deadline: SimTime::MAX,
-            pace_event: SimTime::MAX,
-            pace_gen: 0,
+            timer: LazyTimer::IDLE,
+            pace: LazyTimer::IDLE,
             stats: FlowStats::default(),
         });
         self.qps.push(Q::create(line, &self.qp_params));
