@@ -989,6 +989,17 @@ impl Config {
                     ),
                 ));
             }
+            let fixed = crate::columns::summary_header(&[]);
+            if fixed.contains(&a.column()) {
+                return Err(err(
+                    &format!("sweep.axes[{i}].key"),
+                    format!(
+                        "`{}` would add the summary column `{}`, which summary.csv already has: sweep a differently named key",
+                        a.key,
+                        a.column()
+                    ),
+                ));
+            }
             if let Some(b) = self.sweep.axes[..i]
                 .iter()
                 .find(|b| b.column() == a.column())
@@ -1047,8 +1058,9 @@ impl Config {
                 {
                     return Err(err(&k("series"), format!("`{s}` is not a sweep axis")));
                 }
-                if crate::plot::spec::METRICS.iter().all(|(m, _)| *m != p.y) {
-                    let names: Vec<&str> = crate::plot::spec::METRICS.iter().map(|m| m.0).collect();
+                let metrics = crate::columns::summary_metrics();
+                if metrics.iter().all(|(m, _)| *m != p.y) {
+                    let names: Vec<&str> = metrics.iter().map(|m| m.0.as_str()).collect();
                     return Err(err(
                         &k("y"),
                         format!("`{}` is not a metric; one of {names:?}", p.y),

@@ -27,6 +27,7 @@
 
 pub mod budget;
 pub mod cli;
+pub mod columns;
 pub mod config;
 pub mod engine;
 pub mod experiment;

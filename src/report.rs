@@ -7,23 +7,19 @@
 
 use crate::config::Config;
 use crate::experiment::RunResult;
-use crate::metrics::ClassSummary;
+use crate::metrics::{ClassSummary, FlowRecord};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Column documentation of `fct.csv` (also in the README).
-pub const FCT_COLUMNS: &str = "flow_id,src,dst,size_bytes,start_ps,finish_ps,rcv_finish_ps,fct_ps,ideal_fct_ps,slowdown,size_class,retransmits,timeouts,ecn_marks,drops,deadline_ps,deadline_met,tag,deadline_class,ideal_group_fct_ps,slowdown_group,attr_sender_ps,attr_recovery_ps,attr_nic_hol_ps,attr_pfc_ps,attr_serialization_ps,attr_propagation_ps,attr_switch_queue_ps,attr_switch_higher_ps,attr_switch_residual_ps,attr_switch_lower_ps,attr_receiver_ps";
-
-/// Column list of the per-run and experiment `summary.csv` (sweep axes, when any, come
-/// after `seed`, one column each).
-pub const SUMMARY_COLUMNS: &str = "run,scheme,seed,class,flows,finished,avg_fct_us,p50_fct_us,p99_fct_us,p999_fct_us,avg_slowdown,p50_slowdown,p99_slowdown,p999_slowdown,class_drops,deadline_flows,deadline_met,avg_slowdown_group,p50_slowdown_group,p99_slowdown_group,p999_slowdown_group,drops,timeouts,pfc_pauses,mean_util_fabric_links,st_alpha,st_alpha_pred,st_alpha_ratio,st_amplitude,st_amplitude_pred,st_amplitude_ratio,st_period_rtts,st_period_pred,st_period_ratio,st_period_ratio_delay,st_q_p99,st_q_max_pred,st_k_bound,st_empty_fraction,attr_sender_us,attr_recovery_us,attr_nic_hol_us,attr_pfc_us,attr_serialization_us,attr_propagation_us,attr_switch_queue_us,attr_switch_higher_us,attr_switch_residual_us,attr_switch_lower_us,attr_receiver_us,end_reason";
+use crate::columns::{Fct, Summary};
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
 
+/// A float cell: six decimals, empty for NaN (not defined).
 fn num(x: f64) -> String {
     if x.is_nan() {
         String::new()
@@ -100,94 +96,72 @@ pub fn read_csv(text: &str) -> Result<(Vec<String>, Vec<csv::StringRecord>), Str
     Ok((header, rows))
 }
 
-/// The delay-attribution cells of a row: the components, or empty cells.
-fn attribution_cells<T: std::fmt::Display>(v: Option<impl Iterator<Item = T>>) -> Vec<String> {
-    match v {
-        Some(it) => it.map(|x| x.to_string()).collect(),
-        None => vec![String::new(); crate::sim::attrib::Attribution::NAMES.len()],
+/// The cell of `fct.csv` column `c` for flow record `f`.
+fn fct_cell(c: Fct, f: &FlowRecord) -> String {
+    match c {
+        Fct::FlowId => f.flow_id.to_string(),
+        Fct::Src => f.src.to_string(),
+        Fct::Dst => f.dst.to_string(),
+        Fct::SizeBytes => f.size_bytes.to_string(),
+        Fct::StartPs => f.start_ps.to_string(),
+        Fct::FinishPs => opt(f.finish_ps),
+        Fct::RcvFinishPs => opt(f.rcv_finish_ps),
+        Fct::FctPs => opt(f.fct_ps),
+        Fct::IdealFctPs => f.ideal_fct_ps.to_string(),
+        Fct::Slowdown => f.slowdown.map(num).unwrap_or_default(),
+        Fct::SizeClass => f.size_class.clone(),
+        Fct::Retransmits => f.retransmits.to_string(),
+        Fct::Timeouts => f.timeouts.to_string(),
+        Fct::EcnMarks => f.ecn_marks.to_string(),
+        Fct::Drops => f.drops.to_string(),
+        Fct::DeadlinePs => opt(f.deadline_ps),
+        Fct::DeadlineMet => opt(f.deadline_met.map(|m| m as u8)),
+        Fct::Tag => f.tag.to_string(),
+        Fct::DeadlineClass => f.deadline_class.clone().unwrap_or_default(),
+        Fct::IdealGroupFctPs => f.ideal_group_fct_ps.to_string(),
+        Fct::SlowdownGroup => f.slowdown_group.map(num).unwrap_or_default(),
+        Fct::Attr(i) => opt(f.attribution.map(|a| a.values()[i])),
     }
 }
 
-/// `fct.csv` contents.
-pub fn fct_csv(r: &RunResult) -> String {
-    let mut t = CsvTable::new(FCT_COLUMNS.split(','));
-    for f in &r.records {
-        let mut row = vec![
-            f.flow_id.to_string(),
-            f.src.to_string(),
-            f.dst.to_string(),
-            f.size_bytes.to_string(),
-            f.start_ps.to_string(),
-            opt(f.finish_ps),
-            opt(f.rcv_finish_ps),
-            opt(f.fct_ps),
-            f.ideal_fct_ps.to_string(),
-            f.slowdown.map(num).unwrap_or_default(),
-            f.size_class.clone(),
-            f.retransmits.to_string(),
-            f.timeouts.to_string(),
-            f.ecn_marks.to_string(),
-            f.drops.to_string(),
-            opt(f.deadline_ps),
-            opt(f.deadline_met.map(|m| m as u8)),
-            f.tag.to_string(),
-            f.deadline_class.clone().unwrap_or_default(),
-            f.ideal_group_fct_ps.to_string(),
-            f.slowdown_group.map(num).unwrap_or_default(),
-        ];
-        row.extend(attribution_cells(
-            f.attribution.map(|a| a.values().into_iter()),
-        ));
-        t.row(row);
+/// The cell of `summary.csv` column `c` for run `r` and its size class `k`.
+fn summary_cell(c: Summary, r: &RunResult, k: &ClassSummary) -> String {
+    let t = &r.totals;
+    match c {
+        Summary::Class => k.class.clone(),
+        Summary::Flows => k.flows.to_string(),
+        Summary::Finished => k.finished.to_string(),
+        Summary::AvgFct => num(k.avg_fct_us),
+        Summary::P50Fct => num(k.p50_fct_us),
+        Summary::P99Fct => num(k.p99_fct_us),
+        Summary::P999Fct => num(k.p999_fct_us),
+        Summary::AvgSlowdown => num(k.avg_slowdown),
+        Summary::P50Slowdown => num(k.p50_slowdown),
+        Summary::P99Slowdown => num(k.p99_slowdown),
+        Summary::P999Slowdown => num(k.p999_slowdown),
+        Summary::ClassDrops => k.drops.to_string(),
+        Summary::DeadlineFlows => k.deadline_flows.to_string(),
+        Summary::DeadlineMet => num(k.deadline_met),
+        Summary::AvgSlowdownGroup => num(k.avg_slowdown_group),
+        Summary::P50SlowdownGroup => num(k.p50_slowdown_group),
+        Summary::P99SlowdownGroup => num(k.p99_slowdown_group),
+        Summary::P999SlowdownGroup => num(k.p999_slowdown_group),
+        Summary::Drops => t.drops.to_string(),
+        Summary::Timeouts => t.timeouts.to_string(),
+        Summary::PfcPauses => t.pfc_pauses.to_string(),
+        Summary::MeanUtilFabricLinks => num(t.mean_util_fabric_links),
+        Summary::Sawtooth(i) => t
+            .sawtooth
+            .as_ref()
+            .map(|s| num(sawtooth(s)[i]))
+            .unwrap_or_default(),
+        Summary::Attr(i) => k.attribution_us.get(i).map(|x| num(*x)).unwrap_or_default(),
+        Summary::EndReason => r.end_reason.name().to_string(),
     }
-    t.finish()
 }
 
-fn summary_row(t: &mut CsvTable, r: &RunResult, c: &ClassSummary) {
-    let tot = &r.totals;
-    let mut row = vec![
-        r.plan.id.clone(),
-        r.plan.scheme.name.clone(),
-        r.plan.seed.to_string(),
-    ];
-    row.extend(r.plan.axes.iter().map(|(_, v)| crate::sweep::value_text(v)));
-    row.extend([
-        c.class.clone(),
-        c.flows.to_string(),
-        c.finished.to_string(),
-        num(c.avg_fct_us),
-        num(c.p50_fct_us),
-        num(c.p99_fct_us),
-        num(c.p999_fct_us),
-        num(c.avg_slowdown),
-        num(c.p50_slowdown),
-        num(c.p99_slowdown),
-        num(c.p999_slowdown),
-        c.drops.to_string(),
-        c.deadline_flows.to_string(),
-        num(c.deadline_met),
-        num(c.avg_slowdown_group),
-        num(c.p50_slowdown_group),
-        num(c.p99_slowdown_group),
-        num(c.p999_slowdown_group),
-        tot.drops.to_string(),
-        tot.timeouts.to_string(),
-        tot.pfc_pauses.to_string(),
-        num(tot.mean_util_fabric_links),
-    ]);
-    row.extend(sawtooth_cells(tot.sawtooth.as_ref()));
-    row.extend(attribution_cells(
-        (!c.attribution_us.is_empty()).then(|| c.attribution_us.iter().map(|x| num(*x))),
-    ));
-    row.push(r.end_reason.name().to_string());
-    t.row(row);
-}
-
-/// The sawtooth probe's cells of a summary row (empty without a probe).
-fn sawtooth_cells(s: Option<&crate::probe::SawtoothStats>) -> Vec<String> {
-    let Some(s) = s else {
-        return vec![String::new(); 14];
-    };
+/// The sawtooth probe's values in the order of [`crate::columns::SAWTOOTH`].
+fn sawtooth(s: &crate::probe::SawtoothStats) -> [f64; 14] {
     let (m, p) = (&s.measured, &s.predicted);
     [
         m.alpha,
@@ -205,33 +179,36 @@ fn sawtooth_cells(s: Option<&crate::probe::SawtoothStats>) -> Vec<String> {
         p.k_bound,
         m.empty_fraction,
     ]
-    .iter()
-    .map(|x| num(*x))
-    .collect()
 }
 
-/// The header of `summary.csv` for runs with these sweep axes (dotted keys).
-pub fn summary_header(axes: &[&str]) -> Vec<String> {
-    let mut h: Vec<String> = Vec::new();
-    for c in SUMMARY_COLUMNS.split(',') {
-        h.push(c.to_string());
-        if c == "seed" {
-            h.extend(axes.iter().map(|k| crate::sweep::axis_column(k)));
-        }
+/// `fct.csv` contents: one row per flow (or RDMA message).
+pub fn fct_csv(r: &RunResult) -> String {
+    let cols = crate::columns::fct();
+    let mut t = CsvTable::new(cols.iter().map(|c| c.name.as_ref()));
+    for f in &r.records {
+        t.row(cols.iter().map(|c| fct_cell(c.id, f)));
     }
-    h
+    t.finish()
 }
 
-/// `summary.csv` rows (one per size class, `all` first) for one run, with the header.
+/// `summary.csv` rows (one per size class, `all` first) for these runs, with the header.
 pub fn summary_csv(runs: &[&RunResult]) -> String {
     let axes: Vec<&str> = runs
         .first()
         .map(|r| r.plan.axes.iter().map(|(k, _)| k.as_str()).collect())
         .unwrap_or_default();
-    let mut t = CsvTable::new(summary_header(&axes));
+    let cols = crate::columns::summary();
+    let mut t = CsvTable::new(crate::columns::summary_header(&axes));
     for r in runs {
-        for c in &r.classes {
-            summary_row(&mut t, r, c);
+        for k in &r.classes {
+            let mut row = vec![
+                r.plan.id.clone(),
+                r.plan.scheme.name.clone(),
+                r.plan.seed.to_string(),
+            ];
+            row.extend(r.plan.axes.iter().map(|(_, v)| crate::sweep::value_text(v)));
+            row.extend(cols.iter().map(|c| summary_cell(c.id, r, k)));
+            t.row(row);
         }
     }
     t.finish()

@@ -8,7 +8,7 @@
 
 pub mod spec;
 
-pub use spec::{METRICS, PlotKind, PlotSpec, SIZE_STATS};
+pub use spec::{PlotKind, PlotSpec, SIZE_STATS};
 
 use crate::sweep::value_text;
 use plotters::prelude::*;
@@ -299,9 +299,9 @@ pub fn draw_svg(
     } else {
         &spec.y
     };
-    let metric_label = METRICS
-        .iter()
-        .find(|(m, _)| *m == y_name)
+    let metric_label = crate::columns::summary_metrics()
+        .into_iter()
+        .find(|(m, _)| m == y_name)
         .map(|(_, l)| l.to_string())
         .unwrap_or_else(|| y_name.to_string());
     let log_x = matches!(spec.kind, PlotKind::FctCdf | PlotKind::SlowdownVsSize);
@@ -711,27 +711,6 @@ pub fn queue_table_csv(series: &[(String, Vec<Point>)]) -> String {
 /// Number of delay-attribution components.
 const N_ATTR: usize = crate::sim::attrib::Attribution::NAMES.len();
 
-/// The attribution components as `summary.csv` columns, with legend names.
-pub const ATTR_COLUMNS: [(&str, &str); N_ATTR] = [
-    ("attr_sender_us", "sender (window/rate)"),
-    ("attr_recovery_us", "loss recovery"),
-    ("attr_nic_hol_us", "sender NIC (HOL)"),
-    ("attr_pfc_us", "PFC paused"),
-    ("attr_serialization_us", "serialization"),
-    ("attr_propagation_us", "propagation"),
-    ("attr_switch_queue_us", "switch queues (same priority)"),
-    (
-        "attr_switch_higher_us",
-        "higher-priority packets sent first",
-    ),
-    (
-        "attr_switch_residual_us",
-        "lower-priority packet on the wire",
-    ),
-    ("attr_switch_lower_us", "lower-priority packets sent first"),
-    ("attr_receiver_us", "receiver NIC"),
-];
-
 /// Per scheme, the mean over seeds of each attribution component of `spec.class` at `at`.
 pub fn attribution_bars(
     spec: &PlotSpec,
@@ -746,9 +725,9 @@ pub fn attribution_bars(
         let mut v = [0.0; N_ATTR];
         let mut n = 0;
         for r in rows_at(spec, rows, scheme, &spec.class) {
-            let vals: Vec<f64> = ATTR_COLUMNS
+            let vals: Vec<f64> = crate::columns::summary_attribution()
                 .iter()
-                .map(|(c, _)| r.values.get(*c).copied().unwrap_or(f64::NAN))
+                .map(|(c, _)| r.values.get(c.as_str()).copied().unwrap_or(f64::NAN))
                 .collect();
             if vals.iter().any(|x| x.is_nan()) {
                 continue;
@@ -769,9 +748,9 @@ pub fn attribution_bars(
 /// The table of an attribution figure as CSV.
 pub fn attribution_csv(bars: &[(String, [f64; N_ATTR])]) -> String {
     let mut s = String::from("scheme");
-    for (c, _) in ATTR_COLUMNS {
+    for (c, _) in crate::columns::summary_attribution() {
         s.push(',');
-        s.push_str(c);
+        s.push_str(&c);
     }
     s.push_str(",total_us\n");
     for (name, v) in bars {
@@ -841,7 +820,7 @@ pub fn draw_attribution(
         )
         .draw()
         .map_err(|x| e(&x))?;
-    for k in 0..ATTR_COLUMNS.len() {
+    for k in 0..N_ATTR {
         let (r, g, b) = COLORS[k % COLORS.len()];
         let color = RGBColor(r, g, b).to_rgba();
         let rects: Vec<Rectangle<(f64, f64)>> = bars
@@ -872,7 +851,7 @@ pub fn draw_attribution(
             )))
             .map_err(|x| e(&x))?;
     }
-    let entries: Vec<(String, usize)> = ATTR_COLUMNS
+    let entries: Vec<(String, usize)> = crate::columns::ATTRIBUTION
         .iter()
         .enumerate()
         .map(|(k, (_, l))| (l.to_string(), k))

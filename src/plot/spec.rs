@@ -48,7 +48,7 @@ pub struct PlotSpec {
     /// The sweep axis on the x axis (its dotted key); `sweep` figures only.
     #[serde(default)]
     pub x: String,
-    /// The metric: one of [`METRICS`] (`sweep`), or the slowdown statistic
+    /// The metric: one of `columns::summary_metrics()` (`sweep`), or the slowdown statistic
     /// (`slowdown_vs_size`, default `p99_slowdown`).
     #[serde(default)]
     pub y: String,
@@ -82,48 +82,6 @@ pub struct PlotSpec {
     #[serde(default)]
     pub log_y: bool,
 }
-
-/// Metrics a plot can show, with their units.
-pub const METRICS: &[(&str, &str)] = &[
-    ("avg_fct_us", "average FCT (us)"),
-    ("p50_fct_us", "median FCT (us)"),
-    ("p99_fct_us", "p99 FCT (us)"),
-    ("p999_fct_us", "p99.9 FCT (us)"),
-    ("avg_slowdown", "average slowdown"),
-    ("p50_slowdown", "median slowdown"),
-    ("p99_slowdown", "p99 slowdown"),
-    ("p999_slowdown", "p99.9 slowdown"),
-    ("avg_slowdown_group", "average normalised FCT (query ideal)"),
-    ("p50_slowdown_group", "median normalised FCT (query ideal)"),
-    ("p99_slowdown_group", "p99 normalised FCT (query ideal)"),
-    ("p999_slowdown_group", "p99.9 normalised FCT (query ideal)"),
-    ("deadline_met", "fraction of deadlines met"),
-    ("class_drops", "packets dropped"),
-    ("st_alpha", "alpha (measured)"),
-    ("st_alpha_pred", "alpha (analysis)"),
-    ("st_alpha_ratio", "alpha, measured / analysis"),
-    ("st_amplitude", "queue amplitude per link (packets)"),
-    (
-        "st_amplitude_pred",
-        "queue amplitude per link, analysis (packets)",
-    ),
-    ("st_amplitude_ratio", "amplitude, measured / analysis"),
-    ("st_period_rtts", "period (round trips)"),
-    ("st_period_pred", "period, analysis (round trips)"),
-    ("st_period_ratio", "period, measured / analysis"),
-    (
-        "st_period_ratio_delay",
-        "period, measured / (analysis + 1 RTT of feedback delay)",
-    ),
-    ("st_q_p99", "p99 queue per link (packets)"),
-    ("st_q_max_pred", "peak queue K + N/M (packets)"),
-    ("st_k_bound", "K lower bound (20) (packets)"),
-    (
-        "st_empty_fraction",
-        "fraction of samples with an empty bottleneck",
-    ),
-    ("finished", "flows finished"),
-];
 
 /// Slowdown statistics a `slowdown_vs_size` figure can show.
 pub const SIZE_STATS: &[&str] = &[

@@ -68,20 +68,16 @@ pub struct Attribution {
 }
 
 impl Attribution {
-    /// Component names, in column order.
-    pub const NAMES: [&'static str; 11] = [
-        "sender",
-        "recovery",
-        "nic_hol",
-        "pfc",
-        "serialization",
-        "propagation",
-        "switch_queue",
-        "switch_higher",
-        "switch_residual",
-        "switch_lower",
-        "receiver",
-    ];
+    /// Component names, in column order (see `columns::ATTRIBUTION`).
+    pub const NAMES: [&'static str; 11] = {
+        let mut n = [""; 11];
+        let mut i = 0;
+        while i < 11 {
+            n[i] = crate::columns::ATTRIBUTION[i].0;
+            i += 1;
+        }
+        n
+    };
 
     pub fn values(&self) -> [u64; 11] {
         [

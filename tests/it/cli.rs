@@ -141,7 +141,11 @@ fn csv_workload_runs_and_writes_every_output() {
     }
     let fct = std::fs::read_to_string(dir.join("fct.csv")).unwrap();
     let mut lines = fct.lines();
-    assert_eq!(lines.next().unwrap(), dcsim::report::FCT_COLUMNS);
+    let header: Vec<String> = dcsim::columns::fct()
+        .into_iter()
+        .map(|c| c.name.into_owned())
+        .collect();
+    assert_eq!(lines.next().unwrap(), header.join(","));
     let ids: Vec<&str> = lines.map(|l| l.split(',').next().unwrap()).collect();
     assert_eq!(ids, ["3", "7", "9"], "rows keep the CSV's flow ids, sorted");
     let m: serde_json::Value =

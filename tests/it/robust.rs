@@ -327,6 +327,10 @@ fn sweeps_refuse_what_they_cannot_vary() {
             "share the summary column",
         ),
         (
+            "{ key = \"pcap.flows\", values = [[1], [2]] }",
+            "which summary.csv already has",
+        ),
+        (
             "{ key = \"workload.load\", values = [0.5, 0.5] }",
             "two runs would be named",
         ),
