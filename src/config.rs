@@ -195,6 +195,27 @@ pub struct AmConfig {
     pub threshold: Option<Bytes>,
 }
 
+/// `[flowlet]`: flowlet switching at switches (the `flowlet` load balancer, `+LetFlow`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlowletConfig {
+    /// Inactivity gap that ends a flowlet, 1us..=1s. Default 500us (CONGA's flowlet timeout,
+    /// LetFlow's hardware setting).
+    pub gap: SimTime,
+    /// Flowlet-table entries per switch, a power of two in 1..=1048576 (flows whose hashes
+    /// collide share an entry). Default 4096.
+    pub table: u32,
+}
+
+impl Default for FlowletConfig {
+    fn default() -> Self {
+        FlowletConfig {
+            gap: SimTime::from_us(500),
+            table: 4096,
+        }
+    }
+}
+
 /// `[udp]`: the constant-rate UDP transport.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -286,6 +307,8 @@ pub struct Config {
     pub pfabric: PfabricConfig,
     #[serde(default)]
     pub am: AmConfig,
+    #[serde(default)]
+    pub flowlet: FlowletConfig,
     #[serde(default)]
     pub udp: UdpConfig,
     #[serde(default)]
@@ -890,6 +913,19 @@ impl Config {
             return Err(err(
                 "pfabric.buffer",
                 format!("must hold at least one packet ({packet} B)"),
+            ));
+        }
+        let fl = &self.flowlet;
+        if fl.gap < SimTime::from_us(1) || fl.gap > SimTime::from_ms(1000) {
+            return Err(err(
+                "flowlet.gap",
+                format!("must be in 1us..=1s, got {}", fl.gap),
+            ));
+        }
+        if !fl.table.is_power_of_two() || fl.table > 1 << 20 {
+            return Err(err(
+                "flowlet.table",
+                format!("must be a power of two in 1..=1048576, got {}", fl.table),
             ));
         }
         if !(0.5..=2.0).contains(&self.d2tcp.missed_d) {

@@ -440,14 +440,9 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
     let switch = cfg.switch_for(&plan.scheme);
     let build = BuildOpts {
         switch: &switch,
-        lb: plan.scheme.lb.unwrap_or(cfg.switch.load_balancer),
-        udp: matches!(
-            plan.scheme.transport,
-            TransportKind::Udp | TransportKind::Rdma
-        ),
+        lb: crate::lower::load_balancer(cfg, &plan.scheme),
         seed: plan.seed,
         max_packet: cfg.packet.mss.0 + cfg.packet.header.0,
-        am_threshold: cfg.am_threshold(),
     };
     let mut sim = Sim::new(SimSetup {
         topo: &topo,

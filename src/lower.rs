@@ -1,12 +1,13 @@
 //! Lowering: from a config and a scheme to the parameters the model runs with. This is the
 //! one place where a scheme's bundle (`scheme`) meets the model's types: the transport of every
 //! flow (TCP with its congestion control, UDP, RDMA with its host scheduler), its derived
-//! parameters (pFabric's window and timeout, GPMP's outstanding limit), and the switch
-//! configuration a scheme runs with (`Config::switch_for`, which stays schema-level).
+//! parameters (pFabric's window and timeout, GPMP's outstanding limit), the switches' load
+//! balancer, and the switch configuration a scheme runs with (`Config::switch_for`, which stays schema-level).
 //!
 //! Not here: validation (the config's), and building the network or the flows (`experiment`).
 
 use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind};
+use crate::net::lb::LbParams;
 use crate::transport::TransportSpec;
 use crate::transport::cc::{D2tcp, Dctcp, Pdtcp, WindowCcSpec};
 use crate::transport::rdma::{ConnSpec, RdmaSpec};
@@ -30,6 +31,17 @@ pub fn transport(cfg: &Config, scheme: &Scheme) -> TransportSpec {
             header: cfg.packet.header.0 as u32,
         },
         TransportKind::Rdma => TransportSpec::Rdma(Box::new(rdma_spec(cfg, scheme))),
+    }
+}
+
+/// The load balancer every switch of a run of `scheme` under `cfg` uses.
+pub fn load_balancer(cfg: &Config, scheme: &Scheme) -> LbParams {
+    LbParams {
+        kind: scheme.lb.unwrap_or(cfg.switch.load_balancer),
+        udp: matches!(scheme.transport, TransportKind::Udp | TransportKind::Rdma),
+        t_am: cfg.am_threshold(),
+        flowlet_gap: cfg.flowlet.gap,
+        flowlet_table: cfg.flowlet.table as usize,
     }
 }
 

@@ -257,6 +257,12 @@ pub const SUFFIXES: &[(&str, LbKind, &str, &str)] = &[
         "PDTCP's adaptive multipath at switches (AM's marking is a no-op without ECN)",
         "AM with T_am = K on every hop [pdtcp spec §1.1, §10.6]",
     ),
+    (
+        "LetFlow",
+        LbKind::Flowlet,
+        "flowlet switching, a random port per flowlet (LetFlow, NSDI 2017; [flowlet])",
+        "",
+    ),
 ];
 
 impl Scheme {

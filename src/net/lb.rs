@@ -13,6 +13,16 @@
 //!   keep the ECMP port and set CE on an ECN-capable packet. Applied literally on every hop,
 //!   including those with a single candidate (where it can only mark). Decisions are counted
 //!   per kind.
+//! * **Flowlet** (LetFlow, NSDI 2017): a table of `table` entries per switch, indexed by the
+//!   5-tuple hash, holds each entry's port and the time its last packet arrived. A packet
+//!   arriving more than `gap` after the previous packet of its entry starts a new flowlet on a
+//!   uniformly random candidate; otherwise it follows its flowlet's port. As in hardware,
+//!   flows whose hashes collide share an entry; a stored port that is not a candidate for the
+//!   packet (a colliding flow to another destination) starts a new flowlet. Decisions: packets
+//!   that followed their flowlet, packets that started one.
+//!
+//! Not modelled: CONGA-style path congestion feedback, flowlet tables that age or evict
+//! entries other than by overwrite.
 //!
 //! The [`LoadBalancer`] enum is the hook where switch-local adaptive policies (the adaptive
 //! multipath of PDTCP+AM) plug in: `choose` sees the candidate ports and their queue state.
@@ -22,6 +32,7 @@ use crate::engine::rng::mix64;
 use crate::ids::PortId;
 use crate::net::packet::{PROTO_TCP, PROTO_UDP, Packet, PktKind};
 use crate::net::port::Port;
+use crate::units::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// Load-balancer choice in configs.
@@ -37,7 +48,46 @@ pub enum LbKind {
     RoundRobin,
     /// PDTCP's adaptive multipath (AM).
     Adaptive,
+    /// Flowlet switching with a random port per flowlet (LetFlow).
+    Flowlet,
 }
+
+/// A run's load-balancer parameters (every switch gets the same).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LbParams {
+    pub kind: LbKind,
+    /// Whether hashed packets are UDP (RoCEv2) rather than TCP.
+    pub udp: bool,
+    /// AM's congestion threshold in bytes.
+    pub t_am: u64,
+    /// Flowlet: the inactivity gap that ends a flowlet.
+    pub flowlet_gap: SimTime,
+    /// Flowlet: table entries per switch, a power of two.
+    pub flowlet_table: usize,
+}
+
+impl LbParams {
+    /// ECMP with the defaults of the other kinds' parameters (tests).
+    pub fn new(kind: LbKind) -> Self {
+        LbParams {
+            kind,
+            udp: false,
+            t_am: 30_000,
+            flowlet_gap: SimTime::from_us(500),
+            flowlet_table: 4096,
+        }
+    }
+}
+
+/// One flowlet-table entry: the port of its current flowlet and when its last packet came.
+#[derive(Clone, Copy, Debug)]
+struct FlowletEntry {
+    last: SimTime,
+    port: PortId,
+}
+
+/// No port yet: never a candidate.
+const NO_PORT: PortId = PortId(u32::MAX);
 
 /// The 5-tuple hash used by ECMP. `salt` is the switch's salt.
 #[inline]
@@ -82,39 +132,93 @@ pub struct LoadBalancer {
     /// AM's congestion threshold in bytes.
     pub t_am: u64,
     rr: u32,
-    /// Decisions taken: [kept the hash port, picked another port, all congested (marked)].
+    flowlet_gap: SimTime,
+    /// Flowlet table (empty unless the kind is `Flowlet`); its length is a power of two.
+    flowlets: Vec<FlowletEntry>,
+    /// Decisions taken: [kept the hash port, picked another port, all congested (marked)];
+    /// flowlet: [followed the flowlet, started one, 0].
     pub decisions: [u64; 3],
 }
 
 impl LoadBalancer {
-    pub fn new(kind: LbKind, salt: u64, udp: bool, t_am: u64) -> Self {
+    pub fn new(p: &LbParams, salt: u64) -> Self {
+        let n = if p.kind == LbKind::Flowlet {
+            debug_assert!(p.flowlet_table.is_power_of_two());
+            p.flowlet_table
+        } else {
+            0
+        };
         LoadBalancer {
-            kind,
+            kind: p.kind,
             salt,
-            udp,
-            t_am,
+            udp: p.udp,
+            t_am: p.t_am,
             rr: 0,
+            flowlet_gap: p.flowlet_gap,
+            flowlets: vec![
+                FlowletEntry {
+                    last: SimTime::ZERO,
+                    port: NO_PORT,
+                };
+                n
+            ],
             decisions: [0; 3],
         }
     }
 
     #[inline]
-    fn hash_index(&self, pkt: &Packet, n: usize) -> usize {
-        let proto = if self.udp {
+    fn proto(&self, pkt: &Packet) -> u8 {
+        if self.udp {
             PROTO_UDP
         } else {
             proto_of(pkt, false)
-        };
+        }
+    }
+
+    #[inline]
+    fn hash_index(&self, pkt: &Packet, n: usize) -> usize {
+        let proto = self.proto(pkt);
         ecmp_index(pkt.src, pkt.dst, proto, pkt.sport, pkt.dport, self.salt, n)
     }
 
-    /// Picks one of `cands` (non-empty) for `pkt`.
+    /// Flowlet switching: the packet's entry, a new random port when the gap has passed.
+    fn flowlet(
+        &mut self,
+        cands: &[PortId],
+        pkt: &Packet,
+        now: SimTime,
+        rng: &mut RngStream,
+    ) -> PortId {
+        let h = ecmp_hash(
+            pkt.src,
+            pkt.dst,
+            self.proto(pkt),
+            pkt.sport,
+            pkt.dport,
+            self.salt,
+        );
+        let i = h as usize & (self.flowlets.len() - 1);
+        let gap = self.flowlet_gap;
+        let e = &mut self.flowlets[i];
+        let fresh = now.saturating_sub(e.last) <= gap && cands.contains(&e.port);
+        e.last = now;
+        if fresh {
+            self.decisions[0] += 1;
+        } else {
+            self.decisions[1] += 1;
+            e.port = cands[rng.below(cands.len() as u64) as usize];
+        }
+        e.port
+    }
+
+    /// Picks one of `cands` (non-empty) for `pkt`, arriving at `now`.
     #[inline]
     pub fn choose(
         &mut self,
         cands: &[PortId],
         pkt: &mut Packet,
         ports: &[Port],
+        now: SimTime,
         rng: &mut RngStream,
     ) -> PortId {
         if cands.len() == 1 && self.kind != LbKind::Adaptive {
@@ -134,6 +238,7 @@ impl LoadBalancer {
                 self.rr = self.rr.wrapping_add(1);
                 cands[self.rr as usize % cands.len()]
             }
+            LbKind::Flowlet => self.flowlet(cands, pkt, now, rng),
             LbKind::Adaptive => {
                 let h = if cands.len() == 1 {
                     cands[0]
@@ -214,7 +319,13 @@ mod tests {
     fn am_keeps_the_hash_port_when_it_is_uncongested() {
         let mut ps = ports(4);
         let cands: Vec<PortId> = (0..4).map(PortId).collect();
-        let mut lb = LoadBalancer::new(LbKind::Adaptive, 99, false, 30_000);
+        let mut lb = LoadBalancer::new(
+            &LbParams {
+                t_am: 30_000,
+                ..LbParams::new(LbKind::Adaptive)
+            },
+            99,
+        );
         let mut rng = RngStream::new(1, "am");
         for sport in 1000..1100u16 {
             let mut p = pkt(sport);
@@ -230,7 +341,7 @@ mod tests {
                     },
                 );
             }
-            assert_eq!(lb.choose(&cands, &mut p, &ps, &mut rng), h);
+            assert_eq!(lb.choose(&cands, &mut p, &ps, SimTime::ZERO, &mut rng), h);
             assert_eq!(p.ecn & ecn::CE, 0);
         }
         assert_eq!(lb.decisions, [100, 0, 0]);
@@ -240,7 +351,13 @@ mod tests {
     fn am_picks_uniformly_among_uncongested_ports_otherwise() {
         let mut ps = ports(5);
         let cands: Vec<PortId> = (0..5).map(PortId).collect();
-        let mut lb = LoadBalancer::new(LbKind::Adaptive, 7, false, 30_000);
+        let mut lb = LoadBalancer::new(
+            &LbParams {
+                t_am: 30_000,
+                ..LbParams::new(LbKind::Adaptive)
+            },
+            7,
+        );
         let mut rng = RngStream::new(2, "am");
         let p0 = pkt(2000);
         let h = lb.hash_index(&p0, 5);
@@ -253,7 +370,9 @@ mod tests {
         let n = 30_000;
         for _ in 0..n {
             let mut p = p0;
-            let c = lb.choose(&cands, &mut p, &ps, &mut rng).idx();
+            let c = lb
+                .choose(&cands, &mut p, &ps, SimTime::ZERO, &mut rng)
+                .idx();
             counts[c] += 1;
         }
         assert_eq!(counts[h] + counts[other], 0);
@@ -274,20 +393,29 @@ mod tests {
             fill(p, 40_000);
         }
         let cands: Vec<PortId> = (0..3).map(PortId).collect();
-        let mut lb = LoadBalancer::new(LbKind::Adaptive, 3, false, 30_000);
+        let mut lb = LoadBalancer::new(
+            &LbParams {
+                t_am: 30_000,
+                ..LbParams::new(LbKind::Adaptive)
+            },
+            3,
+        );
         let mut rng = RngStream::new(3, "am");
         let mut p = pkt(5);
         let h = cands[lb.hash_index(&p, 3)];
-        assert_eq!(lb.choose(&cands, &mut p, &ps, &mut rng), h);
+        assert_eq!(lb.choose(&cands, &mut p, &ps, SimTime::ZERO, &mut rng), h);
         assert_ne!(p.ecn & ecn::CE, 0);
         // A non-ECT packet (the TCP+AM baseline) is forwarded on the hash port unmarked.
         let mut q = pkt(5);
         q.ecn = 0;
-        assert_eq!(lb.choose(&cands, &mut q, &ps, &mut rng), h);
+        assert_eq!(lb.choose(&cands, &mut q, &ps, SimTime::ZERO, &mut rng), h);
         assert_eq!(q.ecn, 0);
         // On a single-candidate hop AM can only mark.
         let mut r = pkt(9);
-        assert_eq!(lb.choose(&cands[..1], &mut r, &ps, &mut rng), cands[0]);
+        assert_eq!(
+            lb.choose(&cands[..1], &mut r, &ps, SimTime::ZERO, &mut rng),
+            cands[0]
+        );
         assert_ne!(r.ecn & ecn::CE, 0);
         assert_eq!(lb.decisions, [0, 0, 3]);
     }
@@ -296,11 +424,91 @@ mod tests {
     fn round_robin_cycles() {
         let ps = ports(3);
         let cands: Vec<PortId> = (0..3).map(PortId).collect();
-        let mut lb = LoadBalancer::new(LbKind::RoundRobin, 3, false, 0);
+        let mut lb = LoadBalancer::new(
+            &LbParams {
+                t_am: 0,
+                ..LbParams::new(LbKind::RoundRobin)
+            },
+            3,
+        );
         let mut rng = RngStream::new(3, "rr");
         let picks: Vec<usize> = (0..6)
-            .map(|_| lb.choose(&cands, &mut pkt(1), &ps, &mut rng).idx())
+            .map(|_| {
+                lb.choose(&cands, &mut pkt(1), &ps, SimTime::ZERO, &mut rng)
+                    .idx()
+            })
             .collect();
         assert_eq!(picks, vec![1, 2, 0, 1, 2, 0]);
+    }
+
+    fn flowlet(gap_us: u64, table: usize) -> LoadBalancer {
+        let p = LbParams {
+            flowlet_gap: SimTime::from_us(gap_us),
+            flowlet_table: table,
+            ..LbParams::new(LbKind::Flowlet)
+        };
+        LoadBalancer::new(&p, 11)
+    }
+
+    #[test]
+    fn flowlet_keeps_its_port_within_the_gap_and_repicks_after_it() {
+        let ps = ports(8);
+        let cands: Vec<PortId> = (0..8).map(PortId).collect();
+        let mut lb = flowlet(100, 4096);
+        let mut rng = RngStream::new(4, "fl");
+        // Packets 50 us apart (within the 100 us gap) stay on one port, however long.
+        let first = lb.choose(&cands, &mut pkt(7), &ps, SimTime::ZERO, &mut rng);
+        for i in 1..1000u64 {
+            let t = SimTime::from_us(50 * i);
+            assert_eq!(lb.choose(&cands, &mut pkt(7), &ps, t, &mut rng), first);
+        }
+        assert_eq!(lb.decisions, [999, 1, 0]);
+        // Exactly the gap continues the flowlet; just over it starts a new one.
+        let t = SimTime::from_us(50 * 999);
+        let at_gap = t + SimTime::from_us(100);
+        assert_eq!(lb.choose(&cands, &mut pkt(7), &ps, at_gap, &mut rng), first);
+        let mut picks = [0u32; 8];
+        let mut t = at_gap;
+        let n = 8000;
+        for _ in 0..n {
+            t = t + SimTime::from_us(100) + SimTime::from_ps(1);
+            picks[lb.choose(&cands, &mut pkt(7), &ps, t, &mut rng).idx()] += 1;
+        }
+        assert_eq!(lb.decisions, [1000, 1 + n as u64, 0]);
+        // Each new flowlet takes a uniformly random port: chi-square, 7 dof, 0.999 quantile 24.3.
+        let e = n as f64 / 8.0;
+        let chi: f64 = picks.iter().map(|&c| (c as f64 - e).powi(2) / e).sum();
+        assert!(chi < 24.3, "picks {picks:?}, chi2 {chi}");
+    }
+
+    #[test]
+    fn flowlet_entries_are_per_flow_and_collisions_respect_the_candidates() {
+        let ps = ports(8);
+        let cands: Vec<PortId> = (0..4).map(PortId).collect();
+        let others: Vec<PortId> = (4..8).map(PortId).collect();
+        // A one-entry table: every flow collides.
+        let mut lb = flowlet(100, 1);
+        let mut rng = RngStream::new(5, "fl");
+        let a = lb.choose(&cands, &mut pkt(1), &ps, SimTime::ZERO, &mut rng);
+        // A colliding flow within the gap follows the entry's port when it is a candidate...
+        let t = SimTime::from_us(10);
+        assert_eq!(lb.choose(&cands, &mut pkt(2), &ps, t, &mut rng), a);
+        // ...and starts a new flowlet among its own candidates when it is not.
+        let b = lb.choose(&others, &mut pkt(3), &ps, t, &mut rng);
+        assert!(others.contains(&b));
+        assert_eq!(lb.decisions, [1, 2, 0]);
+        // With a large table, flows are independent: many flows spread over the ports.
+        let mut lb = flowlet(100, 1 << 16);
+        let mut used = [false; 4];
+        for sport in 0..200u16 {
+            let p = lb.choose(&cands, &mut pkt(sport), &ps, SimTime::ZERO, &mut rng);
+            used[p.idx()] = true;
+        }
+        assert!(used.iter().all(|&u| u));
+        // A single candidate needs no table.
+        assert_eq!(
+            lb.choose(&cands[..1], &mut pkt(9), &ps, SimTime::ZERO, &mut rng),
+            cands[0]
+        );
     }
 }

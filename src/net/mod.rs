@@ -21,7 +21,7 @@ use crate::engine::RngStream;
 use crate::ids::{NodeId, PortId};
 use crate::topology::TopoSpec;
 use buffer::{BufferConfig, Headroom, Mmu};
-use lb::{LbKind, LoadBalancer};
+use lb::{LbKind, LbParams, LoadBalancer};
 use port::{EcnConfig, MAX_QUEUES, Port, SchedulerConfig};
 use routing::{Graph, Routes};
 use serde::{Deserialize, Serialize};
@@ -170,14 +170,11 @@ pub struct Network {
 /// Options for building a network beyond the switch config.
 pub struct BuildOpts<'a> {
     pub switch: &'a SwitchConfig,
-    pub lb: LbKind,
-    /// Hashed packets are UDP (RoCEv2).
-    pub udp: bool,
+    /// Every switch's load balancer.
+    pub lb: LbParams,
     pub seed: u64,
     /// Largest wire packet, for the automatic PFC headroom.
     pub max_packet: u64,
-    /// AM's congestion threshold in bytes (adaptive load balancing only).
-    pub am_threshold: u64,
 }
 
 impl Network {
@@ -262,7 +259,7 @@ impl Network {
             let salt = ecmp_rng.child(s as u64).next_u64();
             switches.push(Switch {
                 mmu: Mmu::new(&o.switch.buffer, headroom, nq as usize, lossless),
-                lb: LoadBalancer::new(o.lb, salt, o.udp, o.am_threshold),
+                lb: LoadBalancer::new(&o.lb, salt),
                 rng: RngStream::new(o.seed, "switch").child(s as u64),
                 drops: [0; 2],
                 pfc_sent: 0,

@@ -758,13 +758,14 @@ impl Sim {
 
     fn switch_receive(&mut self, node: NodeId, inp: PortId, mut pkt: Packet) {
         let sw = self.net.switch_idx(node);
+        let now = self.now;
         let net = &mut self.net;
         let cands = net.routes.next_hops(node, pkt.dst);
         debug_assert!(!cands.is_empty(), "no route at {node} to host {}", pkt.dst);
         let switch = &mut net.switches[sw];
         let out = switch
             .lb
-            .choose(cands, &mut pkt, &net.ports, &mut switch.rng);
+            .choose(cands, &mut pkt, &net.ports, now, &mut switch.rng);
         pkt.in_port = inp;
         let prio = pkt.prio;
         let (il, ol) = (net.local[inp.idx()] as usize, net.local[out.idx()] as usize);

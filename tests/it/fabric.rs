@@ -88,6 +88,38 @@ fn ecmp_keeps_a_flow_on_one_path_and_spraying_spreads_it() {
     assert!(leaf0.iter().sum::<u64>() >= 2000);
 }
 
+#[test]
+fn flowlets_follow_the_inactivity_gap() {
+    let flow = "[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 4, size = \"3MB\" }]\n";
+    let run_gap = |gap: &str| {
+        let c = cfg(&format!(
+            "schemes = [\"TCP+LetFlow\"]\n[flowlet]\ngap = \"{gap}\"\n{flow}"
+        ));
+        let mut s = sim(&c, "TCP+LetFlow");
+        let reason = s.run_until(SimTime::MAX).unwrap();
+        let r = collect(&s, &c, "TCP+LetFlow", reason);
+        crate::common::assert_conserved(&r);
+        assert_eq!(r.totals.finished, 1);
+        (uplink_counts(&s)[0].clone(), r)
+    };
+    // A gap longer than the run: one flowlet, one path (a flow's data and its ACKs each
+    // start one flowlet at each switch with several candidates: the two leaves).
+    let (leaf0, r) = run_gap("1s");
+    assert_eq!(leaf0.iter().filter(|&&c| c > 0).count(), 1, "{leaf0:?}");
+    assert_eq!(r.totals.lb_other, 2, "one new flowlet per direction");
+    // A gap shorter than a packet's serialization at 10 Gbps (1.23 us): every packet starts a
+    // flowlet, so the flow spreads over the uplinks like per-packet spraying.
+    let (leaf0, r) = run_gap("1us");
+    let x = chi2(&leaf0);
+    assert!(x < 16.27, "uplink counts {leaf0:?}, chi2 {x:.2}");
+    assert!(leaf0.iter().sum::<u64>() >= 2000);
+    assert!(
+        r.totals.lb_other > 2000,
+        "new flowlets {}",
+        r.totals.lb_other
+    );
+}
+
 const INCAST: &str = "schemes = [\"UDP\"]\n\
     [topology]\nkind = \"leaf_spine\"\nhosts_per_leaf = 4\nleaves = 4\nspines = 4\n\
     [workload]\nkind = \"incast\"\nfan_in = 12\nsize = \"500KB\"\nreceiver = 0\n";
