@@ -35,7 +35,41 @@ use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn};
 use crate::units::{BitRate, SimTime};
 use crate::workload::FlowSpec;
-use rdma::QueuePair;
+
+/// One protocol's end-host behaviour: what the simulator asks of a transport. [`Transport`]
+/// holds one implementation per run and forwards every call to it; a new protocol implements
+/// this trait and adds one variant. Hooks with a default are for protocols that need them
+/// (pacing, message arrivals, drops, per-queue-pair priorities, sampled state).
+pub trait Protocol {
+    /// Whether flow `f` (started, unfinished) has a packet it may send, ignoring pacing.
+    fn has_data(&self, f: FlowId, fl: &Flow) -> bool;
+    /// Fills `pkt` (headers preset from the flow) with flow `f`'s next packet; false if none.
+    fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool;
+    /// A data packet of flow `pkt.flow` reached its destination: the reply it builds, and
+    /// whether the flow's last byte was received.
+    fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx;
+    /// A control packet (ACK, NACK) of flow `pkt.flow` reached its sender; true: wake the flow.
+    fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool;
+    /// Flow `f`'s retransmission timer expired (it was armed and is due).
+    fn on_timer(&mut self, f: FlowId, h: &mut impl Host);
+    /// Flow `f`'s pacing gap ended; false: it holds back longer (the protocol re-armed it).
+    fn on_pace(&mut self, _f: FlowId, _h: &mut impl Host) -> bool {
+        true
+    }
+    /// A message `m` arrives at its sender (message-based protocols; flows start in the
+    /// simulator instead).
+    fn on_message(&mut self, _m: u32, _h: &mut impl Host) {}
+    /// A packet of flow `pkt.flow` was dropped in the network.
+    fn on_drop(&mut self, _pkt: &Packet) {}
+    /// The wire priority of flow `f`'s next packet (None: nothing to send).
+    fn next_prio(&mut self, _f: FlowId, fl: &Flow) -> Option<u8> {
+        Some(fl.prio)
+    }
+    /// The sampled state of flow `f` for the time series (None: nothing to sample).
+    fn sample(&self, _f: FlowId) -> Option<FlowSample> {
+        None
+    }
+}
 
 /// The services a host lends its transport during a call. Implemented by the simulator; a
 /// transport never reaches into simulator state except through these.
@@ -420,7 +454,7 @@ impl Transport {
 
     /// The wire priority of flow `f`'s next packet (None: nothing to send).
     pub fn next_prio(&mut self, f: FlowId, fl: &Flow) -> Option<u8> {
-        with_rdma!(self, t => t.qps[f.idx()].next_prio(), Some(fl.prio))
+        each!(self, t => t.next_prio(f, fl))
     }
 
     /// pFabric: the rank of flow `f`'s next packet (its host NIC sends the smallest first).
@@ -448,24 +482,21 @@ impl Transport {
 
     /// Flow `f`'s pacing gap ended; false: it holds back longer (the transport re-armed it).
     pub fn on_pace(&mut self, f: FlowId, h: &mut impl Host) -> bool {
-        with_rdma!(self, t => t.on_pace(f, h), true)
+        each!(self, t => t.on_pace(f, h))
     }
 
     /// RDMA: message `m` arrives at its sender (flows start in the simulator instead).
     pub fn on_message(&mut self, m: u32, h: &mut impl Host) {
-        with_rdma!(self, t => t.on_message(m, h), ())
+        each!(self, t => t.on_message(m, h))
     }
 
     /// A packet of flow `pkt.flow` was dropped in the network.
     pub fn on_drop(&mut self, pkt: &Packet) {
-        with_rdma!(self, t => t.on_drop(pkt), ())
+        each!(self, t => t.on_drop(pkt))
     }
 
     /// The sampled state of flow `f` for the time series (None: nothing to sample).
     pub fn sample(&self, f: FlowId) -> Option<FlowSample> {
-        match self {
-            Transport::Udp(_) => None,
-            _ => with_rdma!(self, t => t.sample(f), with_tcp!(self, t => Some(t.sample(f)), None)),
-        }
+        each!(self, t => t.sample(f))
     }
 }

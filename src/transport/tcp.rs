@@ -31,7 +31,7 @@
 //! reneging, lost-retransmission detection other than by timeout, limited transmit.
 
 use super::cc::{AckFeedback, FlowCtx, SenderView, WindowCc};
-use super::{Flow, FlowSample, Host, Rx, reply};
+use super::{Flow, FlowSample, Host, Protocol, Rx, reply};
 use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn, flags};
 use crate::units::SimTime;
@@ -725,16 +725,18 @@ impl<C: WindowCc> Tcp<C> {
             duplicates: rcv.duplicates,
         }
     }
+}
 
+impl<C: WindowCc> Protocol for Tcp<C> {
     #[inline(always)]
-    pub fn has_data(&self, f: FlowId, _fl: &Flow) -> bool {
+    fn has_data(&self, f: FlowId, _fl: &Flow) -> bool {
         self.conns[f.idx()].snd.can_send()
     }
 
     /// The next segment (a retransmission first) if the window allows; pFabric stamps its
     /// rank in `aux`. Arms the retransmission timer if it is not running.
     #[inline(always)]
-    pub fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
+    fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
         let now = h.now();
         let tp = &self.params;
         let snd = &mut self.conns[f.idx()].snd;
@@ -765,7 +767,7 @@ impl<C: WindowCc> Tcp<C> {
     /// The receiver takes the segment and answers with an ACK: cumulative point, one SACK
     /// block, the echoed timestamp and CE as ECE.
     #[inline]
-    pub fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
+    fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
         let now = h.now();
         let f = pkt.flow;
         let fl = h.flow_mut(f);
@@ -795,7 +797,7 @@ impl<C: WindowCc> Tcp<C> {
     /// The sender takes an ACK: the flow finishes when everything is acknowledged; otherwise
     /// the retransmission timer restarts when the cumulative point advanced.
     #[inline]
-    pub fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool {
+    fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool {
         if pkt.kind != PktKind::Ack {
             return false;
         }
@@ -840,7 +842,7 @@ impl<C: WindowCc> Tcp<C> {
     }
 
     /// Retransmission timeout: go back over the scoreboard and restart the timer.
-    pub fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
+    fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
         let snd = &mut self.conns[f.idx()].snd;
         if snd.outstanding() {
             snd.on_timeout(&self.params);
@@ -849,14 +851,14 @@ impl<C: WindowCc> Tcp<C> {
         }
     }
 
-    pub fn sample(&self, f: FlowId) -> FlowSample {
+    fn sample(&self, f: FlowId) -> Option<FlowSample> {
         let snd = &self.conns[f.idx()].snd;
-        FlowSample {
+        Some(FlowSample {
             cwnd_pkts: Some(snd.cwnd),
             alpha: self.cc.alpha(&snd.cc),
             priority: self.cc.exponent(&snd.cc),
             rate_bps: None,
-        }
+        })
     }
 }
 

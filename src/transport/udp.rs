@@ -8,7 +8,7 @@
 //! Not modelled: acknowledgements, congestion control, loss recovery (a flow that loses a
 //! packet never finishes; the run then ends idle or at its stop time).
 
-use super::{Flow, Host, Rx};
+use super::{Flow, Host, Protocol, Rx};
 use crate::ids::FlowId;
 use crate::net::packet::Packet;
 use crate::units::{BitRate, SimTime};
@@ -58,15 +58,17 @@ impl Udp {
             .collect();
         Udp { mss, header, flows }
     }
+}
 
+impl Protocol for Udp {
     #[inline]
-    pub fn has_data(&self, f: FlowId, fl: &Flow) -> bool {
+    fn has_data(&self, f: FlowId, fl: &Flow) -> bool {
         self.flows[f.idx()].sent < fl.size
     }
 
     /// The next datagram; below line rate, the flow then waits out its pacing gap.
     #[inline]
-    pub fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
+    fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
         let now = h.now();
         let u = &mut self.flows[f.idx()];
         let fl = h.flow_mut(f);
@@ -87,7 +89,7 @@ impl Udp {
     }
 
     /// The receiver counts the payload; the flow finishes with its last byte.
-    pub fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
+    fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
         let now = h.now();
         let f = pkt.flow;
         let fl = h.flow_mut(f);
@@ -109,9 +111,10 @@ impl Udp {
     }
 
     /// Nothing is acknowledged.
-    pub fn on_control(&mut self, _h: &mut impl Host, _pkt: &Packet) -> bool {
+    fn on_control(&mut self, _h: &mut impl Host, _pkt: &Packet) -> bool {
         false
     }
 
-    pub fn on_timer(&mut self, _f: FlowId, _h: &mut impl Host) {}
+    /// No timers.
+    fn on_timer(&mut self, _f: FlowId, _h: &mut impl Host) {}
 }

@@ -35,7 +35,7 @@ pub mod mprdma;
 pub mod qp;
 pub mod sched;
 
-use super::{Flow, FlowSample, FlowStats, Host, Rx};
+use super::{Flow, FlowSample, FlowStats, Host, Protocol, Rx};
 use crate::engine::{LazyTimer, RngStream};
 use crate::ids::FlowId;
 use crate::net::packet::{PROTO_UDP, Packet};
@@ -247,11 +247,6 @@ impl<Q: QueuePair> Rdma<Q> {
         }
     }
 
-    /// Flow `f`'s sampled state for the time series (None: not a connection of this run).
-    pub fn sample(&self, f: FlowId) -> Option<FlowSample> {
-        self.qps.get(f.idx()).map(|q| q.sample(&self.qp_params))
-    }
-
     /// Counters summed over every connection.
     pub fn totals(&self) -> QpTotals {
         let mut t = QpTotals::default();
@@ -364,7 +359,7 @@ impl<Q: QueuePair> Rdma<Q> {
     }
 
     /// A message arrives at its sender.
-    pub fn on_message(&mut self, m: u32, h: &mut impl Host) {
+    pub fn message_arrives(&mut self, m: u32, h: &mut impl Host) {
         let (src, dst, size, short) = {
             let msg = &self.msgs[m as usize];
             (msg.src, msg.dst, msg.size, msg.short)
@@ -463,14 +458,27 @@ impl<Q: QueuePair> Rdma<Q> {
         }
     }
 
+    /// `bytes` of message `msg` are acknowledged by the acknowledgement with attribution
+    /// record `uid`; the message finishes when none are left.
+    fn acked(&mut self, h: &mut impl Host, msg: u32, bytes: u64, uid: u32) {
+        let m = &mut self.msgs[msg as usize];
+        m.unacked -= bytes;
+        if m.unacked == 0 {
+            m.finish = Some(h.now());
+            h.finished(msg as usize, uid, false);
+        }
+    }
+}
+
+impl<Q: QueuePair> Protocol for Rdma<Q> {
     #[inline]
-    pub fn has_data(&self, f: FlowId, _fl: &Flow) -> bool {
+    fn has_data(&self, f: FlowId, _fl: &Flow) -> bool {
         self.qps[f.idx()].has_data()
     }
 
     /// Fills `pkt` with the next packet of queue pair `f`, if it has one.
     #[inline]
-    pub fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
+    fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
         let Some(drained) = self.qps[f.idx()].emit(
             f,
             h,
@@ -492,7 +500,7 @@ impl<Q: QueuePair> Rdma<Q> {
     }
 
     /// The pacing timer of queue pair `f` fired: send now, or wait longer if the rate fell.
-    pub fn on_pace(&mut self, f: FlowId, h: &mut impl Host) -> bool {
+    fn on_pace(&mut self, f: FlowId, h: &mut impl Host) -> bool {
         match self.qps[f.idx()].pace_wake(h.now(), &self.qp_params) {
             Some(t) => {
                 h.set_pace(f, t);
@@ -503,7 +511,7 @@ impl<Q: QueuePair> Rdma<Q> {
     }
 
     /// A data packet of queue pair `pkt.flow` arrives at its destination.
-    pub fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
+    fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
         Rx {
             reply: self.qps[pkt.flow.idx()].on_data(
                 h,
@@ -516,19 +524,8 @@ impl<Q: QueuePair> Rdma<Q> {
         }
     }
 
-    /// `bytes` of message `msg` are acknowledged by the acknowledgement with attribution
-    /// record `uid`; the message finishes when none are left.
-    fn acked(&mut self, h: &mut impl Host, msg: u32, bytes: u64, uid: u32) {
-        let m = &mut self.msgs[msg as usize];
-        m.unacked -= bytes;
-        if m.unacked == 0 {
-            m.finish = Some(h.now());
-            h.finished(msg as usize, uid, false);
-        }
-    }
-
     /// An ACK or NACK of queue pair `pkt.flow` arrives at its sender.
-    pub fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool {
+    fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool {
         let now = h.now();
         let f = pkt.flow;
         let mut done = std::mem::take(&mut self.scratch);
@@ -554,7 +551,7 @@ impl<Q: QueuePair> Rdma<Q> {
     }
 
     /// Retransmission timeout of queue pair `f`.
-    pub fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
+    fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
         let Some(rto) = self.spec.params.rto else {
             return;
         };
@@ -566,9 +563,24 @@ impl<Q: QueuePair> Rdma<Q> {
     }
 
     /// A packet of queue pair `pkt.flow` was dropped: data packets count against their message.
-    pub fn on_drop(&mut self, pkt: &Packet) {
+    fn on_drop(&mut self, pkt: &Packet) {
         if pkt.is_data() {
             self.msgs[pkt.aux as usize].drops += 1;
         }
+    }
+
+    /// A message arrives at its sender.
+    fn on_message(&mut self, m: u32, h: &mut impl Host) {
+        self.message_arrives(m, h)
+    }
+
+    /// The wire priority of the queue pair's next packet.
+    fn next_prio(&mut self, f: FlowId, _fl: &Flow) -> Option<u8> {
+        self.qps[f.idx()].next_prio()
+    }
+
+    /// Flow `f`'s sampled state for the time series (None: not a connection of this run).
+    fn sample(&self, f: FlowId) -> Option<FlowSample> {
+        self.qps.get(f.idx()).map(|q| q.sample(&self.qp_params))
     }
 }
