@@ -283,7 +283,8 @@ pub struct Config {
     /// that have not started by then are left out of the results. Default: none.
     #[serde(default)]
     pub end_when: Option<crate::workload::FlowTag>,
-    /// Schemes to compare, by name (see [`Scheme::BUILTIN`]). Default ["DCTCP"].
+    /// Schemes to compare, by name (`<bundle>[+<load balancer>]`, see [`crate::scheme`]).
+    /// Default ["DCTCP"].
     #[serde(default = "d_schemes")]
     pub schemes: Vec<String>,
     /// Where results go, relative to the working directory. Default "results".

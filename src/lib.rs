@@ -4,22 +4,33 @@
 //!
 //! ```text
 //!  workload ──▶ flows (transport state) ──pull──▶ host NIC port ──wire──▶ switch
-//!                    ▲                                                  │ route (ECMP/spray)
+//!                    ▲                                                  │ route (load balancer)
 //!                    │ ACKs                                             │ MMU admit / PFC
 //!                    │                                                  ▼
 //!  host ◀──wire── switch egress port ◀── scheduler (SP / DWRR / SP+min-BW), ECN marking
 //! ```
 //!
 //! * [`units`]: `SimTime` (integer picoseconds), `Bytes`, `BitRate`, parsed with units.
-//! * [`engine`]: event queue with FIFO ties, named RNG streams.
+//! * [`engine`]: event queue with FIFO ties, named RNG streams, lazily cancelled timers.
 //! * [`net`]: packets, ports (queues, schedulers, ECN, serializer, wire), the switch MMU
-//!   (static or shared dynamic-threshold buffers, PFC), routing, load balancers.
-//! * [`transport`]: TCP NewReno/SACK with Reno or DCTCP, constant-rate UDP.
+//!   (static or shared dynamic-threshold buffers, PFC), routing, load balancers (ECMP,
+//!   spraying, round robin, PDTCP's adaptive multipath, flowlet switching).
+//! * [`transport`]: every end-host protocol behind the `Protocol` trait: TCP NewReno/SACK with
+//!   the window congestion controls of `transport::cc` (Reno, DCTCP, D2TCP, PDTCP) and
+//!   pFabric's end host; constant-rate UDP; RoCEv2 queue pairs with DCQCN, MP-RDMA, and the
+//!   host message schedulers (SP-RDMA, NEM-like, SRM-like, GPMP).
 //! * [`topology`]: leaf-spine, fat-tree, dumbbell.
-//! * [`workload`]: size CDFs, Poisson arrivals at a target load, CSV flow lists, incast.
-//! * [`sim`]: one run's event loop. [`experiment`]: runs × seeds in parallel.
-//! * [`metrics`], [`report`]: per-flow records, ideal FCT, summaries, output files.
-//! * [`config`]: the TOML experiment schema. [`cli`]: the `dcsim` command.
+//! * [`workload`]: size CDFs, Poisson arrivals at a target load, CSV flow lists, incast,
+//!   partition-aggregate and dependent-sequential deadline workloads.
+//! * [`sim`]: one run's event loop, delay attribution, time series. [`experiment`]: runs ×
+//!   sweep points × seeds in parallel.
+//! * [`config`], [`scheme`], [`columns`]: the TOML schema, the scheme registry, the output
+//!   columns. [`lower`]: config and scheme to model parameters. [`cli`]: the `dcsim` command.
+//! * [`metrics`], [`report`], [`plot`], [`sweep`], [`pcap`], [`probe`]: per-flow records,
+//!   ideal FCT, summaries, output files, figures, packet capture, the DCTCP sawtooth probe.
+//!
+//! `docs/architecture.md` walks a packet through these layers and lists what adding a
+//! protocol, a congestion control, a load balancer or a column touches.
 //!
 //! Determinism: one master seed, named random streams, `(time, insertion)` event order, no
 //! iteration over hash maps, parallelism only across independent runs. The same config and

@@ -10,11 +10,15 @@
 //!   same process.
 //! * `csv`: an explicit flow list with the header `flow_id,src,dst,size_bytes,start_ns`
 //!   (optional extra columns `prio`, `deadline_ns`).
-//! * `incast`: `fan_in` synchronised senders to one receiver.
+//! * `incast`: `fan_in` synchronised senders to one receiver, once or in bursts.
 //! * `flows`: an inline list, for small examples and tests.
+//! * `partition_aggregate`: queries whose responses share a deadline class (PDTCP spec §5.1),
+//!   closed loop or Poisson.
+//! * `sequential`: dependent-sequential workflows (PDTCP spec §5.2): each request leaves when
+//!   the previous response has arrived (flows with `after` start when their group completes).
 //!
-//! Not modelled here (later issues): closed-loop workloads whose next flow depends on the
-//! completion of a previous one (partition-aggregate, dependent-sequential).
+//! Not modelled: open-loop traces with arbitrary dependency graphs, imported flow files of
+//! other simulators.
 
 pub mod cdf;
 
