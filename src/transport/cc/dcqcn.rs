@@ -11,7 +11,9 @@
 //!   interval, `R_T ← R_C` (unless `clamp_target` is off and the increase stage is 0),
 //!   `R_C ← max(min_rate, R_C·(1 − alpha/2))`, the increase stage resets to 0 and the increase
 //!   timer restarts;
-//! * every `t_inc` since the last decrease: stage `< F` fast recovery `R_C ← (R_C + R_T)/2`;
+//! * every `t_inc` since the last decrease (an increase due at the same instant as a decrease
+//!   runs first, as in the reference, where it was scheduled earlier): stage `< F` fast
+//!   recovery `R_C ← (R_C + R_T)/2`;
 //!   stage `= F` additive increase `R_T ← min(line, R_T + R_AI)` then the average; stage `> F`
 //!   hyper increase with `R_HAI`; then the stage increments.
 //!
@@ -127,8 +129,12 @@ impl Dcqcn {
         self.stage += 1;
     }
 
-    /// Replays every timer tick at or before `now`, in time order (alpha, then decrease, then
-    /// increase at equal times).
+    /// Replays every timer tick at or before `now`, in time order. Ticks at the same time run
+    /// in the order they were scheduled, as the reference's event queue runs them: an increase
+    /// tick (scheduled `t_inc` earlier) before a decrease tick (scheduled `t_dec` earlier) when
+    /// `t_inc > t_dec`, so a decrease that lands on an increase no longer swallows it. The
+    /// alpha tick goes first at a tie with a decrease; with the decrease timer's 1 ns offset the
+    /// two never coincide for periods in whole nanoseconds.
     pub fn advance(&mut self, now: SimTime, p: &DcqcnParams) {
         if !self.started {
             return;
@@ -155,7 +161,7 @@ impl Dcqcn {
                     self.alpha *= (1.0 - p.g).powf(k as f64);
                     self.next_alpha += SimTime(k * p.t_alpha.0);
                 }
-            } else if self.next_dec == t {
+            } else if self.next_dec == t && !(self.next_inc == t && p.t_inc > p.t_dec) {
                 if self.dec_cnp {
                     let clamp = p.clamp_target || self.stage != 0;
                     if clamp {
@@ -239,7 +245,8 @@ mod tests {
     /// A literal timer-driven DCQCN (HPCC's structure): every timer is an explicit event.
     struct Reference {
         d: Dcqcn,
-        events: Vec<(SimTime, u8, u64)>, // (time, kind 0 alpha / 1 dec / 2 inc, seq)
+        /// (time, kind 0 alpha / 1 dec / 2 inc, increase generation, scheduling sequence).
+        events: Vec<(SimTime, u8, u64, u64)>,
         seq: u64,
         inc_gen: u64,
     }
@@ -248,19 +255,18 @@ mod tests {
         fn schedule(&mut self, t: SimTime, kind: u8) {
             self.seq += 1;
             let tag = if kind == 2 { self.inc_gen } else { 0 };
-            self.events.push((t, kind, tag));
+            self.events.push((t, kind, tag, self.seq));
         }
         fn run_until(&mut self, now: SimTime, p: &DcqcnParams) {
             loop {
-                // Earliest event at or before now; ties by kind (alpha, dec, inc) as in the
-                // lazy model.
+                // Earliest event at or before now; ties in scheduling order (ns-3's FIFO).
                 let Some(i) = (0..self.events.len())
                     .filter(|&i| self.events[i].0 <= now)
-                    .min_by_key(|&i| (self.events[i].0, self.events[i].1))
+                    .min_by_key(|&i| (self.events[i].0, self.events[i].3))
                 else {
                     return;
                 };
-                let (t, kind, tag) = self.events.swap_remove(i);
+                let (t, kind, tag, _) = self.events.swap_remove(i);
                 let d = &mut self.d;
                 match kind {
                     0 => {
@@ -339,6 +345,37 @@ mod tests {
         d.advance(SimTime::from_us(614) + SimTime::from_ns(1), &p);
         assert_eq!(d.stage, 2);
         assert!(d.target <= 10e9);
+    }
+
+    #[test]
+    fn an_increase_due_with_a_decrease_runs_first() {
+        let p = DcqcnParams::hpcc_dcqcn(10.0);
+        let mut d = Dcqcn::new(10e9);
+        d.on_cnp(SimTime::from_us(10), &p);
+        // First decrease at 14 us + 1 ns; its increase tick is due 300 us later, exactly on a
+        // decrease tick (300 is a multiple of 4).
+        let t1 = SimTime::from_us(14) + SimTime::from_ns(1);
+        d.advance(t1, &p);
+        let (r1, a1) = (d.rate, d.alpha);
+        assert_eq!(d.stage, 0);
+        // A CNP 1 us before that tick: the decrease tick at t1 + 300 us has a CNP pending.
+        let t2 = t1 + SimTime::from_us(300);
+        d.on_cnp(t2 - SimTime::from_us(1), &p);
+        d.advance(t2, &p);
+        // The increase runs first (fast recovery towards the target, line rate), stage 1...
+        let after_inc = (r1 + 10e9) / 2.0;
+        // ...then the decrease: the target clamps to the current rate (stage 1 != 0) and the
+        // rate is cut by alpha / 2. Alpha: 299 quiet ticks of decay and one with the CNP.
+        let mut a = a1;
+        for _ in 0..299 {
+            a *= 1.0 - p.g;
+        }
+        a = (1.0 - p.g) * a + p.g;
+        assert!((d.alpha - a).abs() < 1e-12, "alpha {} vs {a}", d.alpha);
+        assert!((d.target - after_inc).abs() < 1.0, "target {}", d.target);
+        let expect = after_inc * (1.0 - a / 2.0);
+        assert!((d.rate - expect).abs() < 1.0, "rate {} vs {expect}", d.rate);
+        assert_eq!((d.stage, d.decreases), (0, 2));
     }
 
     #[test]
