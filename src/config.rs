@@ -311,6 +311,12 @@ pub struct Config {
     #[serde(default)]
     pub flowlet: FlowletConfig,
     #[serde(default)]
+    pub hpcc: HpccConfig,
+    #[serde(default)]
+    pub timely: TimelyConfig,
+    #[serde(default)]
+    pub dctcp_rdma: DctcpRdmaConfig,
+    #[serde(default)]
     pub udp: UdpConfig,
     #[serde(default)]
     pub priorities: PriorityConfig,
@@ -356,6 +362,116 @@ pub enum DcqcnProfile {
     Off,
 }
 
+/// A queue pair's window (`[rdma] window`): `"none"` (purely rate based), `"bdp"` (the largest
+/// bandwidth-delay product of the network, as the HPCC ns-3 simulator's `HAS_WIN`) or a size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowSpec {
+    None,
+    Bdp,
+    Bytes(Bytes),
+}
+
+impl Serialize for WindowSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WindowSpec::None => s.serialize_str("none"),
+            WindowSpec::Bdp => s.serialize_str("bdp"),
+            WindowSpec::Bytes(b) => b.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WindowSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let t = String::deserialize(d)?;
+        match t.as_str() {
+            "none" => Ok(WindowSpec::None),
+            "bdp" => Ok(WindowSpec::Bdp),
+            _ => t.parse::<Bytes>().map(WindowSpec::Bytes).map_err(|e| {
+                serde::de::Error::custom(format!("`{t}`: \"none\", \"bdp\" or a size ({e})"))
+            }),
+        }
+    }
+}
+
+/// `[hpcc]`: HPCC (scheme `HPCC`). Defaults: HPCC ns-3 `run.py` at the host link rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HpccConfig {
+    /// Target utilisation η, (0, 1]. Default 0.95.
+    pub eta: f64,
+    /// Additive increase W_AI as a rate. Default: host rate / 2500 (40Mbps at 100 Gbps).
+    pub rate_ai: Option<BitRate>,
+    /// Additive stages before a multiplicative one, 0..=1000. Default 0 (run.py).
+    pub mi_thresh: u32,
+    /// React to every acknowledgement. Default true.
+    pub fast_react: bool,
+}
+
+impl Default for HpccConfig {
+    fn default() -> Self {
+        HpccConfig {
+            eta: 0.95,
+            rate_ai: None,
+            mi_thresh: 0,
+            fast_react: true,
+        }
+    }
+}
+
+/// `[timely]`: TIMELY (scheme `TIMELY`). Defaults: the HPCC ns-3 simulator's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimelyConfig {
+    /// EWMA weight of a new RTT difference, (0, 1]. Default 0.875.
+    pub alpha: f64,
+    /// Multiplicative decrease factor, (0, 1]. Default 0.8.
+    pub beta: f64,
+    /// Below this RTT: increase. Default 50us.
+    pub t_low: SimTime,
+    /// Above this RTT: decrease. Default 500us.
+    pub t_high: SimTime,
+    /// The gradient's normaliser. Default 20us.
+    pub min_rtt: SimTime,
+    /// Additive increase. Default: host rate / 1000 (100Mbps at 100 Gbps).
+    pub rate_ai: Option<BitRate>,
+    /// Hyper-active increase. Default: host rate / 200 (500Mbps at 100 Gbps).
+    pub rate_hai: Option<BitRate>,
+}
+
+impl Default for TimelyConfig {
+    fn default() -> Self {
+        TimelyConfig {
+            alpha: 0.875,
+            beta: 0.8,
+            t_low: SimTime::from_us(50),
+            t_high: SimTime::from_us(500),
+            min_rtt: SimTime::from_us(20),
+            rate_ai: None,
+            rate_hai: None,
+        }
+    }
+}
+
+/// `[dctcp_rdma]`: rate-based DCTCP on RDMA queue pairs (scheme `DCTCP-RDMA`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DctcpRdmaConfig {
+    /// Alpha gain, (0, 1]. Default 0.0625.
+    pub g: f64,
+    /// Additive increase per batch. Default: host rate × 0.00615 (615Mbps at 100 Gbps).
+    pub rate_ai: Option<BitRate>,
+}
+
+impl Default for DctcpRdmaConfig {
+    fn default() -> Self {
+        DctcpRdmaConfig {
+            g: 0.0625,
+            rate_ai: None,
+        }
+    }
+}
+
 /// `[rdma]`: the RoCEv2 transport (GPMP spec §3 and §5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -375,6 +491,13 @@ pub struct RdmaConfig {
     /// Default: none (HPCC's lossless model relies on NACKs alone; with PFC a long pause is
     /// not a loss). Set it (e.g. "1ms") when the fabric can drop.
     pub rto: Option<SimTime>,
+    /// Bytes in flight per queue pair. Default: "bdp" for HPCC and DCTCP-RDMA, "none"
+    /// otherwise (the HPCC ns-3 presets' `HAS_WIN`).
+    pub window: Option<WindowSpec>,
+    /// Scale the window by rate / line rate (`VAR_WIN`). Default: with the window.
+    pub var_win: Option<bool>,
+    /// Wire bytes of an ACK or NACK. Default: the packet header (`[packet] header`).
+    pub ack_size: Option<Bytes>,
 }
 
 impl Default for RdmaConfig {
@@ -386,6 +509,9 @@ impl Default for RdmaConfig {
             stages: None,
             nack_interval: SimTime::from_us(500),
             rto: None,
+            window: None,
+            var_win: None,
+            ack_size: None,
         }
     }
 }
@@ -916,6 +1042,48 @@ impl Config {
                 format!("must hold at least one packet ({packet} B)"),
             ));
         }
+        let hp = &self.hpcc;
+        if !(hp.eta > 0.0 && hp.eta <= 1.0) {
+            return Err(err(
+                "hpcc.eta",
+                format!("must be in (0, 1], got {}", hp.eta),
+            ));
+        }
+        if hp.mi_thresh > 1000 {
+            return Err(err("hpcc.mi_thresh", "must be in 0..=1000".into()));
+        }
+        let tm = &self.timely;
+        for (k, v) in [("timely.alpha", tm.alpha), ("timely.beta", tm.beta)] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(err(k, format!("must be in (0, 1], got {v}")));
+            }
+        }
+        if tm.min_rtt == SimTime::ZERO {
+            return Err(err("timely.min_rtt", "must be > 0".into()));
+        }
+        if tm.t_low > tm.t_high {
+            return Err(err("timely.t_low", "must not exceed timely.t_high".into()));
+        }
+        let dr = &self.dctcp_rdma;
+        if !(dr.g > 0.0 && dr.g <= 1.0) {
+            return Err(err(
+                "dctcp_rdma.g",
+                format!("must be in (0, 1], got {}", dr.g),
+            ));
+        }
+        if let Some(WindowSpec::Bytes(b)) = self.rdma.window
+            && b.0 == 0
+        {
+            return Err(err(
+                "rdma.window",
+                "must be > 0 (\"none\" for no window)".into(),
+            ));
+        }
+        if let Some(a) = self.rdma.ack_size
+            && !(20..=9000).contains(&a.0)
+        {
+            return Err(err("rdma.ack_size", "must be in 20B..=9000B".into()));
+        }
         let fl = &self.flowlet;
         if fl.gap < SimTime::from_us(1) || fl.gap > SimTime::from_ms(1000) {
             return Err(err(
@@ -1207,7 +1375,7 @@ impl Config {
             self.packet.header.0 as u32,
             &path,
             &rev,
-            true,
+            Some(self.packet.header.0 as u32),
         )
     }
 

@@ -7,7 +7,7 @@
 use crate::config::{Config, Scheme, TransportKind};
 use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord, ideal_fct_multipath};
 use crate::net::BuildOpts;
-use crate::sim::{Conservation, EndReason, Sim, SimSetup, TransportSpec};
+use crate::sim::{Conservation, EndReason, Sim, SimSetup};
 use crate::units::SimTime;
 use serde::Serialize;
 use std::path::Path;
@@ -388,7 +388,7 @@ fn run_probe(
         cfg.packet.header.0 as u32,
         &hops(f0.src, f0.dst),
         &hops(f0.dst, f0.src),
-        true,
+        Some(cfg.packet.header.0 as u32),
     )
     .as_secs_f64();
     let k = match cfg.switch.ecn {
@@ -567,7 +567,7 @@ pub fn collect(
     let classes = &cfg.size_classes();
     let mss = sim.spec.mss();
     let header = sim.spec.header();
-    let with_ack = !matches!(sim.spec, TransportSpec::Udp { .. });
+    let ack = sim.spec.ack_bytes();
     let msgs = sim.transport.messages();
     // Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
     type Path = (Vec<Hop>, Vec<u32>, Vec<Hop>);
@@ -596,7 +596,7 @@ pub fn collect(
             )
         });
         let w: &[u32] = if spread { widths } else { &[] };
-        ideal_fct_multipath(size, mss, header, fwd, w, rev, with_ack)
+        ideal_fct_multipath(size, mss, header, fwd, w, rev, ack)
     };
     if let Some(msgs) = msgs {
         if let Some(q) = sim.transport.qp_totals() {

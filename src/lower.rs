@@ -6,12 +6,15 @@
 //!
 //! Not here: validation (the config's), and building the network or the flows (`experiment`).
 
-use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind};
+use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind, WindowSpec};
 use crate::net::lb::LbParams;
+use crate::scheme::RateCcKind;
 use crate::transport::TransportSpec;
 use crate::transport::cc::{D2tcp, Dctcp, Pdtcp, WindowCcSpec};
+use crate::transport::cc::{DctcpRate, Hpcc, Timely};
 use crate::transport::rdma::{ConnSpec, RdmaSpec};
 use crate::transport::tcp::{RankKind, TcpParams};
+use crate::units::SimTime;
 
 /// The transport a run of `scheme` under `cfg` uses.
 pub fn transport(cfg: &Config, scheme: &Scheme) -> TransportSpec {
@@ -43,6 +46,23 @@ pub fn load_balancer(cfg: &Config, scheme: &Scheme) -> LbParams {
         flowlet_gap: cfg.flowlet.gap,
         flowlet_table: cfg.flowlet.table as usize,
     }
+}
+
+/// The network's largest unloaded round trip and bandwidth-delay product as the HPCC ns-3
+/// simulator computes them (`maxRtt`, `maxBdp` in its `third.cc`): on the longest path, twice
+/// the propagation plus one full payload's (`mss`) serialization per link; the BDP at the
+/// path's slowest link. HPCC's `T` and base window, and the `"bdp"` window of `[rdma]`.
+pub fn max_rtt_bdp(cfg: &Config) -> (SimTime, u64) {
+    let path = cfg.topology.longest_path();
+    let mss = cfg.packet.mss.0;
+    let mut rtt = SimTime::ZERO;
+    let mut slowest = u64::MAX;
+    for &(rate, delay) in &path {
+        rtt = rtt + SimTime(2 * delay.0) + rate.ser_time(mss);
+        slowest = slowest.min(rate.bps());
+    }
+    let bdp = (rtt.0 as u128 * slowest as u128 / 8 / 1_000_000_000_000) as u64;
+    (rtt, bdp)
 }
 
 /// pFabric's rank, for the pFabric transports.
@@ -93,6 +113,10 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
         },
         RdmaHostKind::MpRdma => HostSched::MpRdma,
     };
+    let host_bps = cfg.topology.host_rate().bps() as f64;
+    let min_rate = cfg.rdma.min_rate.map_or(1e9, |r| r.bps() as f64);
+    let (max_rtt, max_bdp) = max_rtt_bdp(cfg);
+    let cc = scheme.rate_cc.unwrap_or(RateCcKind::Dcqcn);
     let conn = if scheme.rdma_host == Some(RdmaHostKind::MpRdma) {
         ConnSpec::MpRdma(crate::transport::rdma::mprdma::MpParams {
             delta: cfg.mprdma.delta,
@@ -102,10 +126,54 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
             base_rtt: cfg.mprdma.base_rtt,
         })
     } else {
-        match dcqcn {
-            Some(d) => ConnSpec::Dcqcn(d),
-            None => ConnSpec::LineRate,
+        match cc {
+            RateCcKind::Dcqcn => match dcqcn {
+                Some(d) => ConnSpec::Dcqcn(d),
+                None => ConnSpec::LineRate,
+            },
+            RateCcKind::Hpcc => ConnSpec::Hpcc(Hpcc {
+                eta: cfg.hpcc.eta,
+                rai_bps: cfg
+                    .hpcc
+                    .rate_ai
+                    .map_or(host_bps / 2500.0, |r| r.bps() as f64),
+                min_rate_bps: min_rate,
+                mi_thresh: cfg.hpcc.mi_thresh,
+                fast_react: cfg.hpcc.fast_react,
+                base_rtt: max_rtt,
+                win: max_bdp,
+            }),
+            RateCcKind::Timely => {
+                let t = &cfg.timely;
+                ConnSpec::Timely(Timely {
+                    alpha: t.alpha,
+                    beta: t.beta,
+                    t_low: t.t_low,
+                    t_high: t.t_high,
+                    min_rtt: t.min_rtt,
+                    rai_bps: t.rate_ai.map_or(host_bps / 1000.0, |r| r.bps() as f64),
+                    rhai_bps: t.rate_hai.map_or(host_bps / 200.0, |r| r.bps() as f64),
+                    min_rate_bps: min_rate,
+                    hai_after: 5,
+                })
+            }
+            RateCcKind::DctcpRate => ConnSpec::DctcpRate(DctcpRate {
+                g: cfg.dctcp_rdma.g,
+                rai_bps: cfg
+                    .dctcp_rdma
+                    .rate_ai
+                    .map_or(host_bps * 0.00615, |r| r.bps() as f64),
+                min_rate_bps: min_rate,
+                mtu: cfg.packet.mss.0 as u32,
+            }),
         }
+    };
+    let windowed = matches!(cc, RateCcKind::Hpcc | RateCcKind::DctcpRate);
+    let window = match cfg.rdma.window {
+        Some(WindowSpec::None) => None,
+        Some(WindowSpec::Bdp) => Some(max_bdp),
+        Some(WindowSpec::Bytes(b)) => Some(b.0),
+        None => windowed.then_some(max_bdp),
     };
     RdmaSpec {
         params: crate::transport::rdma::qp::RdmaParams {
@@ -114,6 +182,12 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
             nack_interval: cfg.rdma.nack_interval,
             rto: cfg.rdma.rto,
             ack_prio: cfg.priorities.ack,
+            ack_bytes: cfg
+                .rdma
+                .ack_size
+                .map_or(cfg.packet.header.0 as u32, |b| b.0 as u32),
+            window,
+            var_win: cfg.rdma.var_win.unwrap_or(window.is_some()),
         },
         sched,
         short_threshold: cfg.short_threshold(),

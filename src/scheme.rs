@@ -49,6 +49,18 @@ pub enum RdmaHostKind {
     MpRdma,
 }
 
+/// The rate controller of an RDMA scheme's reliable-connection queue pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RateCcKind {
+    /// DCQCN with `[rdma] dcqcn`'s profile (or none with `dcqcn = "off"`).
+    Dcqcn,
+    Hpcc,
+    Timely,
+    /// The HPCC ns-3 simulator's rate-based DCTCP.
+    DctcpRate,
+}
+
 /// A scheme: a named bundle of choices.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scheme {
@@ -60,6 +72,8 @@ pub struct Scheme {
     pub lb: Option<LbKind>,
     /// RDMA host scheduler.
     pub rdma_host: Option<RdmaHostKind>,
+    /// RDMA: the queue pairs' rate controller.
+    pub rate_cc: Option<RateCcKind>,
     /// Short and long messages use different switch queues (global consistent priority).
     pub class_prio: bool,
     /// Switches run GPMP's strict priority with minimum bandwidth and per-priority buffer
@@ -78,6 +92,7 @@ pub struct Bundle {
     /// A load balancer the bundle fixes (then it takes no suffix).
     pub lb: Option<LbKind>,
     pub rdma_host: Option<RdmaHostKind>,
+    pub rate_cc: Option<RateCcKind>,
     pub class_prio: bool,
     pub gpmp_switch: bool,
     pub notes: &'static str,
@@ -97,6 +112,7 @@ const fn tcp(
         ecn,
         lb: None,
         rdma_host: None,
+        rate_cc: None,
         class_prio: false,
         gpmp_switch: false,
         notes,
@@ -118,9 +134,24 @@ const fn rdma(
         ecn: true,
         lb: Some(LbKind::Ecmp),
         rdma_host: Some(host),
+        rate_cc: Some(RateCcKind::Dcqcn),
         class_prio,
         gpmp_switch,
         notes,
+    }
+}
+
+/// An RDMA congestion-control bundle as the HPCC ns-3 simulator runs it: a queue pair per
+/// message (flow), one data queue, ECMP.
+const fn rdma_cc(
+    name: &'static str,
+    about: &'static str,
+    cc: RateCcKind,
+    notes: &'static str,
+) -> Bundle {
+    Bundle {
+        rate_cc: Some(cc),
+        ..rdma(name, about, RdmaHostKind::PerMessage, false, false, notes)
     }
 }
 
@@ -190,6 +221,30 @@ pub const BUNDLES: &[Bundle] = &[
         false,
         false,
         "QP per message [spec §4.1]",
+    ),
+    rdma_cc(
+        "DCQCN",
+        "RoCEv2 queue pair per message with DCQCN (HPCC ns-3 CC_MODE 1)",
+        RateCcKind::Dcqcn,
+        "",
+    ),
+    rdma_cc(
+        "HPCC",
+        "RoCEv2 queue pair per message with HPCC: in-band telemetry, rate + window (CC_MODE 3)",
+        RateCcKind::Hpcc,
+        "HPCC as the HPCC ns-3 simulator implements it (single rate, exact telemetry)",
+    ),
+    rdma_cc(
+        "TIMELY",
+        "RoCEv2 queue pair per message with TIMELY: RTT-gradient rate control (CC_MODE 7)",
+        RateCcKind::Timely,
+        "TIMELY as the HPCC ns-3 simulator implements it (update once per RTT of bytes)",
+    ),
+    rdma_cc(
+        "DCTCP-RDMA",
+        "RoCEv2 queue pair per message with rate-based DCTCP and a BDP window (CC_MODE 8)",
+        RateCcKind::DctcpRate,
+        "the HPCC ns-3 simulator's rate-based DCTCP, not TCP",
     ),
     rdma(
         "NEM-like",
@@ -314,6 +369,7 @@ impl Scheme {
             ecn: b.ecn,
             lb,
             rdma_host: b.rdma_host,
+            rate_cc: b.rate_cc,
             class_prio: b.class_prio,
             gpmp_switch: b.gpmp_switch,
             notes,

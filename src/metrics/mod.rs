@@ -43,9 +43,9 @@ pub fn ideal_fct(
     header: u32,
     fwd: &[Hop],
     rev: &[Hop],
-    with_ack: bool,
+    ack: Option<u32>,
 ) -> SimTime {
-    ideal_fct_multipath(size, mss, header, fwd, &[], rev, with_ack)
+    ideal_fct_multipath(size, mss, header, fwd, &[], rev, ack)
 }
 
 /// [`ideal_fct`] for a flow whose packets may take `widths[k]` parallel equal links at hop
@@ -59,7 +59,7 @@ pub fn ideal_fct_multipath(
     fwd: &[Hop],
     widths: &[u32],
     rev: &[Hop],
-    with_ack: bool,
+    ack: Option<u32>,
 ) -> SimTime {
     assert!(size > 0 && !fwd.is_empty());
     let mss = mss as u64;
@@ -118,9 +118,9 @@ pub fn ideal_fct_multipath(
     }
     // The flow is complete when its last packet to arrive has arrived.
     let mut t = all_dep + prev_delay;
-    if with_ack {
+    if let Some(a) = ack {
         for &(r, d) in rev {
-            t += r.ser_time(header as u64) + d;
+            t += r.ser_time(a as u64) + d;
         }
     }
     t
@@ -353,7 +353,7 @@ mod tests {
         // 1000 B payload + 40 B header at 10 Gbps = 832 ns per hop, 1 us per link, 2 hops;
         // ACK 40 B = 32 ns per hop.
         let f = hops(2, 10, 1);
-        let t = ideal_fct(1000, 1000, 40, &f, &f, true);
+        let t = ideal_fct(1000, 1000, 40, &f, &f, Some(40));
         assert_eq!(t, SimTime::from_ns(2 * 832 + 2_000 + 2 * 32 + 2_000));
     }
 
@@ -361,10 +361,10 @@ mod tests {
     fn ideal_uniform_pipeline() {
         // n equal packets over h equal hops: (n + h - 1) s + h d.
         let f = hops(3, 10, 1);
-        let t = ideal_fct(5000, 1000, 0, &f, &f, false);
+        let t = ideal_fct(5000, 1000, 0, &f, &f, None);
         assert_eq!(t, SimTime::from_ns((5 + 2) * 800 + 3_000));
         // A short last packet.
-        let t = ideal_fct(4500, 1000, 0, &f, &f, false);
+        let t = ideal_fct(4500, 1000, 0, &f, &f, None);
         assert_eq!(t, SimTime::from_ns(800 + 800 + 800 + 3 * 800 + 400 + 3_000));
     }
 
@@ -376,7 +376,7 @@ mod tests {
             (BitRate::from_gbps(1), SimTime::ZERO),
             (BitRate::from_gbps(10), SimTime::ZERO),
         ];
-        let t = ideal_fct(3000, 1000, 0, &f, &f, false);
+        let t = ideal_fct(3000, 1000, 0, &f, &f, None);
         assert_eq!(t, SimTime::from_ns(800 + 3 * 8_000 + 800));
     }
 

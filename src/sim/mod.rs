@@ -22,6 +22,7 @@
 //! time, delivered to a host, dropped by a switch, queued in a switch, or on a wire.
 
 pub mod attrib;
+pub mod telemetry;
 pub mod timeseries;
 
 pub use crate::transport::TransportSpec;
@@ -43,7 +44,7 @@ use std::collections::VecDeque;
 fn attrib_unit(msg_units: bool, pkt: &Packet) -> Option<usize> {
     pkt.is_data().then(|| {
         if msg_units {
-            pkt.aux as usize
+            crate::transport::rdma::msg_of(pkt.aux)
         } else {
             pkt.flow.idx()
         }
@@ -200,6 +201,8 @@ pub struct Sim {
     /// Time-series sampler (`[timeseries]`) and its next sampling time (MAX: none).
     pub sampler: Option<Box<timeseries::Sampler>>,
     pub sample_at: SimTime,
+    /// In-band telemetry side table (runs whose congestion control reads it).
+    telemetry: Option<telemetry::Telemetry>,
 }
 
 impl Sim {
@@ -284,6 +287,7 @@ impl Sim {
             .map(|_| (0..nq).map(|_| VecDeque::new()).collect())
             .collect();
         let nic_rank = transport.nic_rank();
+        let telemetry = transport.telemetry().then(telemetry::Telemetry::default);
         Ok(Sim {
             now: SimTime::ZERO,
             ev: EventQueue::new(),
@@ -319,6 +323,7 @@ impl Sim {
             attrib: None,
             sampler: None,
             sample_at: SimTime::MAX,
+            telemetry,
         })
     }
 
@@ -692,6 +697,18 @@ impl Sim {
             let rng = &mut self.net.switches[sw].rng;
             self.net.ports[out.idx()].maybe_mark(pkt, qb, rng);
         }
+        if let Some(tm) = &mut self.telemetry
+            && pkt.is_data()
+        {
+            let port = &self.net.ports[out.idx()];
+            let hop = crate::transport::cc::IntHop {
+                time: self.now,
+                tx_bytes: port.stats.tx_bytes,
+                qlen: port.total_bytes,
+                rate_bps: port.rate.bps(),
+            };
+            tm.push(pkt, hop);
+        }
         self.release(sw, pkt.in_port, out, pkt.prio, pkt.size as u32);
     }
 
@@ -869,6 +886,9 @@ impl Sim {
         self.cons.dropped_bytes += pkt.size as u64;
         self.flows[pkt.flow.idx()].stats.drops += 1;
         self.transport.on_drop(pkt);
+        if let Some(tm) = &mut self.telemetry {
+            tm.release(pkt);
+        }
         if let Some(a) = &mut self.attrib {
             let unit = attrib_unit(self.msg_units, pkt);
             a.lost(pkt.uid, unit, pkt.ts);
@@ -980,6 +1000,9 @@ impl Sim {
             self.wake.is_empty(),
             "a transport woke a flow while sending"
         );
+        if sent && let Some(tm) = &mut self.telemetry {
+            tm.attach(&mut pkt);
+        }
         sent.then_some(pkt)
     }
 
@@ -1007,6 +1030,7 @@ impl Sim {
                 tag_finished: &mut self.tag_finished,
                 end_tag: self.end_tag,
                 msg_units: self.msg_units,
+                telemetry: &self.telemetry,
             },
         )
     }
@@ -1070,6 +1094,11 @@ impl Sim {
         if pkt.is_data() {
             let (t, mut h) = self.host();
             let rx = t.on_data(&mut h, &pkt);
+            if let Some(tm) = &mut self.telemetry
+                && rx.reply.is_none()
+            {
+                tm.release(&pkt);
+            }
             if let Some(mut ctl) = rx.reply {
                 if let Some(a) = &mut self.attrib {
                     ctl.uid = a.ack_for(pkt.uid, self.now);
@@ -1083,6 +1112,9 @@ impl Sim {
         } else {
             let (t, mut h) = self.host();
             let wake = t.on_control(&mut h, &pkt);
+            if let Some(tm) = &mut self.telemetry {
+                tm.release(&pkt);
+            }
             self.flush_wakes();
             if wake {
                 self.make_ready(pkt.flow);
@@ -1139,6 +1171,7 @@ struct SimHost<'a> {
     tag_finished: &'a mut usize,
     end_tag: Option<crate::workload::FlowTag>,
     msg_units: bool,
+    telemetry: &'a Option<telemetry::Telemetry>,
 }
 
 impl Host for SimHost<'_> {
@@ -1201,6 +1234,11 @@ impl Host for SimHost<'_> {
             crate::net::lb::ecmp_index(src, dst, proto, sport, dport, salt, n),
             n,
         )
+    }
+    fn telemetry(&self, pkt: &Packet) -> crate::transport::cc::IntStack {
+        self.telemetry
+            .as_ref()
+            .map_or_else(Default::default, |t| t.get(pkt))
     }
     fn add_flow(&mut self, mut flow: Flow) -> FlowId {
         let id = FlowId(self.flows.len() as u32);

@@ -101,6 +101,8 @@ pub trait Host {
     fn uplink_for(&self, src: u32, dst: u32, proto: u8, sport: u16, dport: u16) -> (usize, usize);
     /// Adds a flow (an RDMA queue pair created on demand) and returns its id.
     fn add_flow(&mut self, flow: Flow) -> FlowId;
+    /// The in-band telemetry a packet carries (empty in runs without telemetry).
+    fn telemetry(&self, pkt: &Packet) -> cc::IntStack;
 }
 
 /// Per-flow counters.
@@ -294,6 +296,14 @@ impl TransportSpec {
             TransportSpec::Rdma(r) => r.params.mtu,
         }
     }
+    /// Wire bytes of an acknowledgement; None: the transport sends none (UDP).
+    pub fn ack_bytes(&self) -> Option<u32> {
+        match self {
+            TransportSpec::Tcp { params, .. } => Some(params.header),
+            TransportSpec::Udp { .. } => None,
+            TransportSpec::Rdma(r) => Some(r.params.ack_bytes),
+        }
+    }
     pub fn header(&self) -> u32 {
         match self {
             TransportSpec::Tcp { params, .. } => params.header,
@@ -316,6 +326,10 @@ pub enum Transport {
     Rdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DcqcnParams>>>),
     /// Queue pairs without rate control (line rate).
     RdmaLine(Box<rdma::Rdma<rdma::qp::RcQp<cc::LineRate>>>),
+    /// Queue pairs with HPCC, TIMELY, rate-based DCTCP.
+    Hpcc(Box<rdma::Rdma<rdma::qp::RcQp<cc::Hpcc>>>),
+    Timely(Box<rdma::Rdma<rdma::qp::RcQp<cc::Timely>>>),
+    DctcpRdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DctcpRate>>>),
     /// MP-RDMA connections.
     MpRdma(Box<rdma::Rdma<rdma::mprdma::MpQp>>),
 }
@@ -331,6 +345,9 @@ macro_rules! each {
             Transport::Udp($t) => $e,
             Transport::Rdma($t) => $e,
             Transport::RdmaLine($t) => $e,
+            Transport::Hpcc($t) => $e,
+            Transport::Timely($t) => $e,
+            Transport::DctcpRdma($t) => $e,
             Transport::MpRdma($t) => $e,
         }
     };
@@ -348,6 +365,9 @@ macro_rules! with_tcp {
             Transport::Udp(_)
             | Transport::Rdma(_)
             | Transport::RdmaLine(_)
+            | Transport::Hpcc(_)
+            | Transport::Timely(_)
+            | Transport::DctcpRdma(_)
             | Transport::MpRdma(_) => $other,
         }
     };
@@ -360,6 +380,9 @@ macro_rules! with_rdma {
         match $self {
             Transport::Rdma($t) => $e,
             Transport::RdmaLine($t) => $e,
+            Transport::Hpcc($t) => $e,
+            Transport::Timely($t) => $e,
+            Transport::DctcpRdma($t) => $e,
             Transport::MpRdma($t) => $e,
             _ => $other,
         }
@@ -408,6 +431,15 @@ impl Transport {
                         n_hosts,
                         seed,
                     ))),
+                    rdma::ConnSpec::Hpcc(c) => {
+                        Transport::Hpcc(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
+                    }
+                    rdma::ConnSpec::Timely(c) => {
+                        Transport::Timely(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
+                    }
+                    rdma::ConnSpec::DctcpRate(c) => {
+                        Transport::DctcpRdma(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
+                    }
                     rdma::ConnSpec::MpRdma(mp) => Transport::MpRdma(Box::new(rdma::Rdma::new(
                         s,
                         mp.clone(),
@@ -433,6 +465,11 @@ impl Transport {
     /// Flow `f`'s TCP counters and congestion state, in TCP runs.
     pub fn tcp(&self, f: FlowId) -> Option<tcp::TcpStats> {
         with_tcp!(self, t => (f.idx() < t.conns.len()).then(|| t.stats(f)), None)
+    }
+
+    /// Whether data packets collect in-band telemetry at switches (HPCC).
+    pub fn telemetry(&self) -> bool {
+        with_rdma!(self, t => t.telemetry(), false)
     }
 
     /// Whether the flows' packets carry a pFabric rank the host NIC schedules by.

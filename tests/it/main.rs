@@ -17,3 +17,4 @@ mod pfabric;
 mod rdma;
 mod robust;
 mod timeseries;
+mod validation;

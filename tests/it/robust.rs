@@ -577,7 +577,7 @@ fn the_ideal_fct_is_a_lower_bound_for_spraying_too() {
         dcsim::units::SimTime::from_us(1),
     );
     let path = [(h, d), (fab, d), (fab, d), (h, d)];
-    let single = dcsim::metrics::ideal_fct(1_000_000, 1460, 78, &path, &path, true);
+    let single = dcsim::metrics::ideal_fct(1_000_000, 1460, 78, &path, &path, Some(78));
     let fct = f.fct_ps.unwrap();
     assert!(
         fct < single.0,

@@ -228,6 +228,10 @@ impl RateCc for DcqcnParams {
         st.rate_at(now, self)
     }
 
+    fn current_rate(&self, st: &Dcqcn) -> f64 {
+        st.rate
+    }
+
     fn sample(&self, st: &Dcqcn) -> (Option<f64>, Option<f64>) {
         (Some(st.alpha), Some(st.rate))
     }

@@ -5,8 +5,9 @@
 //!   fixed points of every ACK, what the feedback means for the window: [`reno`] (no ECN
 //!   reaction), [`dctcp`] (the marked fraction `alpha`, window cut by `alpha/2`), [`d2tcp`] and
 //!   [`pdtcp`] (DCTCP's `alpha` raised to a deadline-dependent exponent).
-//! * The **rate family** ([`RateCc`]) paces an RDMA queue pair (`transport::rdma::qp`):
-//!   [`dcqcn`].
+//! * The **rate family** ([`RateCc`]) paces an RDMA queue pair (`transport::rdma::qp`),
+//!   told about every acknowledgement ([`RateAck`]: sequence numbers, the congestion flag, the
+//!   RTT sample, echoed telemetry): [`dcqcn`], [`hpcc`], [`timely`], [`dctcp_rate`].
 //!
 //! A controller is a small value of per-run parameters with an associated per-flow `State`;
 //! every hook has a default, so an algorithm implements only what it changes. Controllers are
@@ -18,8 +19,11 @@
 pub mod d2tcp;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod dctcp_rate;
+pub mod hpcc;
 pub mod pdtcp;
 pub mod reno;
+pub mod timely;
 
 use crate::units::SimTime;
 use serde::Serialize;
@@ -27,8 +31,11 @@ use serde::Serialize;
 pub use d2tcp::D2tcp;
 pub use dcqcn::DcqcnParams;
 pub use dctcp::Dctcp;
+pub use dctcp_rate::DctcpRate;
+pub use hpcc::Hpcc;
 pub use pdtcp::Pdtcp;
 pub use reno::Reno;
+pub use timely::Timely;
 
 /// What a deadline-aware controller needs to know about its flow.
 #[derive(Clone, Copy, Debug)]
@@ -117,6 +124,61 @@ pub enum WindowCcSpec {
     Pdtcp(Pdtcp),
 }
 
+/// One hop of in-band network telemetry, stamped by a switch as the packet leaves it (HPCC).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IntHop {
+    /// When the packet left the port.
+    pub time: SimTime,
+    /// Bytes the port had transmitted before this packet (all classes), cumulative.
+    pub tx_bytes: u64,
+    /// Bytes queued at the port (all classes) after this packet left.
+    pub qlen: u64,
+    /// The port's line rate in bit/s.
+    pub rate_bps: u64,
+}
+
+/// Hops of telemetry a packet carries at most (HPCC's five).
+pub const INT_MAX_HOPS: usize = 5;
+
+/// The telemetry stack of one packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IntStack {
+    pub n: u8,
+    pub hops: [IntHop; INT_MAX_HOPS],
+}
+
+impl IntStack {
+    pub fn hops(&self) -> &[IntHop] {
+        &self.hops[..self.n as usize]
+    }
+    /// Appends a hop; beyond [`INT_MAX_HOPS`] the stack keeps its first hops.
+    pub fn push(&mut self, h: IntHop) {
+        if (self.n as usize) < INT_MAX_HOPS {
+            self.hops[self.n as usize] = h;
+            self.n += 1;
+        }
+    }
+}
+
+/// The feedback of one acknowledgement at an RDMA sender (sequence numbers in payload bytes
+/// from the queue pair's first byte, as in the HPCC ns-3 simulator).
+#[derive(Clone, Copy, Debug)]
+pub struct RateAck<'a> {
+    pub now: SimTime,
+    /// The receiver's next expected byte (cumulative acknowledgement).
+    pub ack_bytes: u64,
+    /// The sender's next byte to send, after this acknowledgement was processed.
+    pub nxt_bytes: u64,
+    /// The acknowledgement carries the congestion flag (an echoed CE mark).
+    pub ece: bool,
+    /// A NACK (go-back-N) rather than an ACK.
+    pub nack: bool,
+    /// Round trip of the acknowledged packet: now − the send time it echoes.
+    pub rtt: SimTime,
+    /// The acknowledged packet's telemetry, echoed (empty without telemetry).
+    pub int: &'a [IntHop],
+}
+
 /// A rate congestion controller of an RDMA queue pair (per-run parameters; per-queue-pair
 /// state in `State`).
 pub trait RateCc: Clone + std::fmt::Debug {
@@ -125,8 +187,21 @@ pub trait RateCc: Clone + std::fmt::Debug {
     /// The state of a new queue pair on a host whose line rate is `line_bps`.
     fn state(&self, line_bps: f64) -> Self::State;
 
+    /// Whether data packets of this controller's queue pairs collect in-band telemetry.
+    const TELEMETRY: bool = false;
+
     /// An acknowledgement echoed congestion (a CNP) at `now`.
     fn on_congestion(&self, _st: &mut Self::State, _now: SimTime) {}
+
+    /// Every acknowledgement (ACK or NACK), after the sender processed it; returns whether the
+    /// rate changed in a way that moves an already scheduled send (HPCC's `ChangeRate`).
+    fn on_ack(&self, _st: &mut Self::State, _ack: &RateAck) -> bool {
+        false
+    }
+
+    /// The current rate in bit/s as of the last update, without advancing any timer (for
+    /// rate-scaled windows).
+    fn current_rate(&self, st: &Self::State) -> f64;
 
     /// The sending rate at `now`, in bits per second.
     fn rate_at(&self, st: &mut Self::State, now: SimTime) -> f64;
@@ -156,6 +231,10 @@ impl RateCc for LineRate {
 
     #[inline]
     fn rate_at(&self, st: &mut f64, _now: SimTime) -> f64 {
+        *st
+    }
+
+    fn current_rate(&self, st: &f64) -> f64 {
         *st
     }
 

@@ -39,7 +39,7 @@ use super::{Flow, FlowSample, FlowStats, Host, Protocol, Rx};
 use crate::engine::{LazyTimer, RngStream};
 use crate::ids::FlowId;
 use crate::net::packet::{PROTO_UDP, Packet};
-use crate::transport::cc::DcqcnParams;
+use crate::transport::cc::{DcqcnParams, IntHop, IntStack};
 use crate::units::SimTime;
 use crate::workload::FlowSpec;
 use mprdma::MpParams;
@@ -48,6 +48,13 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 pub use sched::{HostSched, path_offset};
+
+/// The message a data packet (or its reply) belongs to: the low 32 bits of `aux`; the high
+/// 32 bits hold the packet's telemetry slot in runs with in-band telemetry.
+#[inline(always)]
+pub fn msg_of(aux: u64) -> usize {
+    (aux & 0xFFFF_FFFF) as usize
+}
 
 /// RoCEv2 UDP destination port.
 pub const ROCE_PORT: u16 = 4791;
@@ -74,6 +81,12 @@ pub enum ConnSpec {
     Dcqcn(DcqcnParams),
     /// Reliable-connection queue pairs at line rate (no rate control).
     LineRate,
+    /// Reliable-connection queue pairs with HPCC (in-band telemetry).
+    Hpcc(crate::transport::cc::Hpcc),
+    /// Reliable-connection queue pairs with TIMELY.
+    Timely(crate::transport::cc::Timely),
+    /// Reliable-connection queue pairs with rate-based DCTCP.
+    DctcpRate(crate::transport::cc::DctcpRate),
     /// MP-RDMA connections.
     MpRdma(MpParams),
 }
@@ -120,7 +133,7 @@ pub trait QueuePair: Sized {
     /// Posts `bytes` of message `msg` at wire priority `prio`.
     fn post(&mut self, msg: u32, bytes: u64, prio: u8, mtu: u32, rng: &mut RngStream);
     /// Whether the sender has a packet it may send now (ignoring pacing).
-    fn has_data(&self) -> bool;
+    fn has_data(&self, spec: &RdmaSpec, p: &Self::Params) -> bool;
     /// The wire priority of the next packet, if any.
     fn next_prio(&mut self) -> Option<u8>;
     /// Bytes posted and not yet acknowledged.
@@ -153,22 +166,37 @@ pub trait QueuePair: Sized {
         p: &Self::Params,
         msgs: &mut [Msg],
     ) -> Option<Packet>;
-    /// An ACK or NACK arrived at the sender: the work requests it completes go to `done`;
-    /// returns whether the cumulative point advanced.
+    /// An ACK or NACK arrived at the sender with the telemetry it echoes: the work requests
+    /// it completes go to `done`.
+    #[allow(clippy::too_many_arguments)]
     fn on_control(
         &mut self,
         now: SimTime,
         pkt: &Packet,
         spec: &RdmaSpec,
         p: &Self::Params,
+        int: &[IntHop],
         done: &mut Vec<Wqe>,
-    ) -> bool;
+    ) -> Acked;
+    /// Whether this connection's data packets collect in-band telemetry.
+    fn telemetry(_p: &Self::Params) -> bool {
+        false
+    }
     /// After the completions of an ACK were handed out.
     fn after_acks(&mut self, _rng: &mut RngStream) {}
     /// Retransmission timeout with packets outstanding.
     fn on_timeout(&mut self, rng: &mut RngStream);
     fn sample(&self, p: &Self::Params) -> FlowSample;
     fn add_totals(&self, p: &Self::Params, t: &mut QpTotals);
+}
+
+/// What an acknowledgement did at the sender.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Acked {
+    /// The cumulative point advanced.
+    pub advanced: bool,
+    /// The rate changed so that an already scheduled send moves (re-pace now).
+    pub repace: bool,
 }
 
 /// Queue pairs and pending messages of one (source, destination) host pair.
@@ -245,6 +273,11 @@ impl<Q: QueuePair> Rdma<Q> {
             Some(p) => &p.qps,
             None => &[],
         }
+    }
+
+    /// Whether the connections' data packets collect in-band telemetry.
+    pub fn telemetry(&self) -> bool {
+        Q::telemetry(&self.qp_params)
     }
 
     /// Counters summed over every connection.
@@ -473,7 +506,7 @@ impl<Q: QueuePair> Rdma<Q> {
 impl<Q: QueuePair> Protocol for Rdma<Q> {
     #[inline]
     fn has_data(&self, f: FlowId, _fl: &Flow) -> bool {
-        self.qps[f.idx()].has_data()
+        self.qps[f.idx()].has_data(&self.spec, &self.qp_params)
     }
 
     /// Fills `pkt` with the next packet of queue pair `f`, if it has one.
@@ -529,12 +562,24 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
         let now = h.now();
         let f = pkt.flow;
         let mut done = std::mem::take(&mut self.scratch);
+        let int = if Q::telemetry(&self.qp_params) {
+            h.telemetry(pkt)
+        } else {
+            IntStack::default()
+        };
         let q = &mut self.qps[f.idx()];
-        let progressed = q.on_control(now, pkt, &self.spec, &self.qp_params, &mut done);
+        let acked = q.on_control(now, pkt, &self.spec, &self.qp_params, int.hops(), &mut done);
         if !q.busy() {
             h.clear_timer(f);
-        } else if progressed && let Some(rto) = self.spec.params.rto {
+        } else if acked.advanced
+            && let Some(rto) = self.spec.params.rto
+        {
             h.set_timer(f, now + rto);
+        }
+        if acked.repace && h.flow(f).pace.armed() {
+            // The rate changed under a scheduled send: it moves to the new rate's time.
+            let at = q.pace_wake(now, &self.qp_params).unwrap_or(now);
+            h.set_pace(f, at);
         }
         let any = !done.is_empty();
         for w in done.drain(..) {
@@ -565,7 +610,7 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
     /// A packet of queue pair `pkt.flow` was dropped: data packets count against their message.
     fn on_drop(&mut self, pkt: &Packet) {
         if pkt.is_data() {
-            self.msgs[pkt.aux as usize].drops += 1;
+            self.msgs[msg_of(pkt.aux)].drops += 1;
         }
     }
 

@@ -23,10 +23,11 @@
 //! recovery (the GPMP experiments that use MP-RDMA are lossless, so no loss occurs).
 
 use super::qp::Wqe;
-use super::{Msg, QpTotals, QueuePair, RdmaSpec};
+use super::{Acked, Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn, flags};
+use crate::transport::cc::IntHop;
 use crate::transport::{FlowSample, Host, reply};
 use crate::units::SimTime;
 use serde::Serialize;
@@ -114,6 +115,7 @@ impl MpSender {
     pub fn post(&mut self, msg: u32, bytes: u64, prio: u8, mtu: u32) {
         let npkts = bytes.div_ceil(mtu as u64);
         self.wqes.push_back(Wqe {
+            byte_start: 0, // MP-RDMA counts packets, not bytes
             msg,
             bytes,
             psn_start: self.psn_tail,
@@ -368,7 +370,7 @@ impl QueuePair for MpQp {
     }
 
     #[inline]
-    fn has_data(&self) -> bool {
+    fn has_data(&self, _spec: &RdmaSpec, _mp: &MpParams) -> bool {
         self.snd.can_send()
     }
 
@@ -470,8 +472,9 @@ impl QueuePair for MpQp {
         pkt: &Packet,
         _spec: &RdmaSpec,
         mp: &MpParams,
+        _int: &[IntHop],
         done: &mut Vec<Wqe>,
-    ) -> bool {
+    ) -> Acked {
         let snd = &mut self.snd;
         let una_before = snd.snd_una;
         snd.on_ack(
@@ -483,7 +486,10 @@ impl QueuePair for MpQp {
             mp,
             |w| done.push(w),
         );
-        snd.snd_una > una_before
+        Acked {
+            advanced: snd.snd_una > una_before,
+            repace: false,
+        }
     }
 
     fn after_acks(&mut self, rng: &mut RngStream) {

@@ -19,11 +19,11 @@
 //! Not modelled: read/atomic verbs, selective retransmission (IRN), memory registration,
 //! QP context caching on the NIC.
 
-use super::{Msg, QpTotals, QueuePair, RdmaSpec};
+use super::{Acked, Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn, flags};
-use crate::transport::cc::RateCc;
+use crate::transport::cc::{IntHop, RateAck, RateCc};
 use crate::transport::{FlowSample, Host, reply};
 use crate::units::SimTime;
 use serde::Serialize;
@@ -41,6 +41,14 @@ pub struct RdmaParams {
     pub rto: Option<SimTime>,
     /// Queue of ACK/NACK/CNP packets.
     pub ack_prio: u8,
+    /// Wire bytes of an ACK or NACK.
+    pub ack_bytes: u32,
+    /// Bytes in flight a queue pair may have (HPCC ns-3 `HAS_WIN`, one BDP there); None: no
+    /// window, purely rate based.
+    pub window: Option<u64>,
+    /// The window scales with the rate: `window · rate / line rate`, at least 1 byte
+    /// (`VAR_WIN`).
+    pub var_win: bool,
 }
 
 /// A work-queue element: `bytes` of message `msg` as packets `[psn_start, psn_start+npkts)`.
@@ -52,6 +60,8 @@ pub struct Wqe {
     pub npkts: u64,
     /// Wire priority (switch queue) of its packets.
     pub prio: u8,
+    /// Payload bytes of the queue pair before this WQE.
+    pub byte_start: u64,
 }
 
 impl Wqe {
@@ -81,6 +91,8 @@ pub struct QpSender {
     /// Highest PSN ever sent + 1 (below it, sending again is a retransmission).
     pub high_tx: u64,
     pub psn_tail: u64,
+    /// Payload bytes ever posted.
+    pub byte_tail: u64,
     /// Bytes posted and not yet completed.
     pub outstanding: u64,
     /// Bytes posted and not yet sent for the first time.
@@ -108,6 +120,7 @@ impl QpSender {
             snd_nxt: 0,
             high_tx: 0,
             psn_tail: 0,
+            byte_tail: 0,
             outstanding: 0,
             unsent_bytes: 0,
             last_tx: SimTime::ZERO,
@@ -128,8 +141,10 @@ impl QpSender {
             psn_start: self.psn_tail,
             npkts,
             prio,
+            byte_start: self.byte_tail,
         });
         self.psn_tail += npkts;
+        self.byte_tail += bytes;
         self.outstanding += bytes;
         self.unsent_bytes += bytes;
     }
@@ -141,6 +156,25 @@ impl QpSender {
     /// Whether packets are sent and not acknowledged.
     pub fn in_flight(&self) -> bool {
         self.snd_una < self.snd_nxt
+    }
+
+    /// The payload byte offset of packet `psn` (the queue pair's byte sequence number): packets
+    /// are full `mtu` payloads except each WQE's last.
+    pub fn byte_of(&self, psn: u64, mtu: u32) -> u64 {
+        if psn >= self.psn_tail {
+            return self.byte_tail;
+        }
+        let i = self.wqes.partition_point(|w| w.end() <= psn);
+        match self.wqes.get(i) {
+            Some(w) if w.psn_start <= psn => w.byte_start + (psn - w.psn_start) * mtu as u64,
+            // Below every WQE still held: completed and acknowledged.
+            _ => self.wqes.front().map_or(self.byte_tail, |w| w.byte_start),
+        }
+    }
+
+    /// Payload bytes sent and not acknowledged.
+    pub fn bytes_in_flight(&self, mtu: u32) -> u64 {
+        self.byte_of(self.snd_nxt, mtu) - self.byte_of(self.snd_una, mtu)
     }
 
     fn seek(&mut self, psn: u64) -> usize {
@@ -300,6 +334,10 @@ pub struct RcQp<R: RateCc> {
 impl<R: RateCc> QueuePair for RcQp<R> {
     type Params = R;
 
+    fn telemetry(_cc: &R) -> bool {
+        R::TELEMETRY
+    }
+
     fn create(line_bps: f64, cc: &R) -> Self {
         RcQp {
             snd: QpSender::new(),
@@ -313,9 +351,24 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         self.snd.post(msg, bytes, prio, mtu);
     }
 
+    /// Unsent data, and room in the window if there is one (HPCC ns-3 `IsWinBound`: bytes in
+    /// flight below the window, the window scaled by the current rate with `var_win`).
     #[inline]
-    fn has_data(&self) -> bool {
-        self.snd.has_unsent()
+    fn has_data(&self, spec: &RdmaSpec, cc: &R) -> bool {
+        if !self.snd.has_unsent() {
+            return false;
+        }
+        let p = &spec.params;
+        let Some(w) = p.window else {
+            return true;
+        };
+        let w = if p.var_win {
+            let r = cc.current_rate(&self.rate) as u128;
+            ((w as u128 * r / self.line_bps as u128) as u64).max(1)
+        } else {
+            w
+        };
+        self.snd.bytes_in_flight(p.mtu) < w
     }
 
     fn next_prio(&mut self) -> Option<u8> {
@@ -399,7 +452,7 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         let rcv = &mut self.rcv;
         let before = rcv.expected;
         let r = rcv.on_data(pkt.seq, now, p.nack_interval);
-        let msg = &mut msgs[pkt.aux as usize];
+        let msg = &mut msgs[super::msg_of(pkt.aux)];
         if pkt.ce() {
             msg.ce += 1;
             h.flow_mut(pkt.flow).stats.ce_rcvd += 1;
@@ -415,30 +468,48 @@ impl<R: RateCc> QueuePair for RcQp<R> {
             RxReply::Nack(e) => (PktKind::Nack, e),
             RxReply::Silent => return None,
         };
-        Some(reply(pkt, kind, seq, pkt.aux, p.header, p.ack_prio))
+        Some(reply(pkt, kind, seq, pkt.aux, p.ack_bytes, p.ack_prio))
     }
 
-    /// A CNP flag (ECE) feeds DCQCN; an ACK completes the work requests below it; a NACK also
-    /// rewinds the sender to the PSN it names.
+    /// An ACK completes the work requests below it; a NACK also rewinds the sender to the PSN
+    /// it names; then the CNP flag (ECE) and the acknowledgement go to the rate controller (the
+    /// reference's order: acknowledge, recover, CNP, the controller's ACK handler).
     fn on_control(
         &mut self,
         now: SimTime,
         pkt: &Packet,
-        _: &RdmaSpec,
+        spec: &RdmaSpec,
         cc: &R,
+        int: &[IntHop],
         done: &mut Vec<Wqe>,
-    ) -> bool {
+    ) -> Acked {
         let snd = &mut self.snd;
-        if pkt.ecn & ecn::ECE != 0 {
-            cc.on_congestion(&mut self.rate, now);
-        }
         let una_before = snd.snd_una;
-        if pkt.kind == PktKind::Nack {
+        let nack = pkt.kind == PktKind::Nack;
+        if nack {
             snd.on_nack(pkt.seq, |w| done.push(w));
         } else {
             snd.on_ack(pkt.seq, |w| done.push(w));
         }
-        snd.snd_una > una_before
+        let ece = pkt.ecn & ecn::ECE != 0;
+        if ece {
+            cc.on_congestion(&mut self.rate, now);
+        }
+        let mtu = spec.params.mtu;
+        let fb = RateAck {
+            now,
+            ack_bytes: snd.byte_of(pkt.seq.min(snd.high_tx), mtu),
+            nxt_bytes: snd.byte_of(snd.snd_nxt, mtu),
+            ece,
+            nack,
+            rtt: now.saturating_sub(pkt.ts),
+            int,
+        };
+        let repace = cc.on_ack(&mut self.rate, &fb);
+        Acked {
+            advanced: snd.snd_una > una_before,
+            repace,
+        }
     }
 
     fn on_timeout(&mut self, _rng: &mut RngStream) {

@@ -1,0 +1,126 @@
+//! In-band network telemetry (INT) for the runs whose congestion control reads it (HPCC):
+//! every data packet gets a slot in a side table; each switch it leaves pushes one hop (time,
+//! the port's transmitted bytes before the packet, its queue after the packet left, its line
+//! rate); the receiver's acknowledgement carries the slot back and the sender's controller
+//! reads it; the slot is freed when the acknowledgement has been processed, or when the packet
+//! or its reply is dropped or left unanswered.
+//!
+//! The packet itself does not grow: the slot (plus one; 0 is none) lives in the high 32 bits
+//! of `aux` of data packets and of their replies, whose low 32 bits name the RDMA message.
+//! Runs without telemetry allocate nothing and leave `aux` alone.
+//!
+//! Not modelled: the reference's field widths and units (24-bit nanosecond time, bytes in
+//! 512-byte units, queue in 320-byte units); values here are exact.
+
+use crate::net::packet::Packet;
+use crate::transport::cc::{IntHop, IntStack};
+
+/// The telemetry stacks of the packets in flight.
+#[derive(Debug, Default)]
+pub struct Telemetry {
+    slots: Vec<IntStack>,
+    free: Vec<u32>,
+    /// Slots in use (for the leak check).
+    pub live: usize,
+}
+
+impl Telemetry {
+    /// The slot a packet carries, if any.
+    #[inline]
+    pub fn slot_of(pkt: &Packet) -> Option<u32> {
+        let s = (pkt.aux >> 32) as u32;
+        (s != 0).then(|| s - 1)
+    }
+
+    /// Gives `pkt` an empty stack.
+    pub fn attach(&mut self, pkt: &mut Packet) {
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = IntStack::default();
+                s
+            }
+            None => {
+                self.slots.push(IntStack::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.live += 1;
+        pkt.aux = (pkt.aux & 0xFFFF_FFFF) | ((s as u64 + 1) << 32);
+    }
+
+    /// A switch stamps a hop on `pkt`.
+    #[inline]
+    pub fn push(&mut self, pkt: &Packet, hop: IntHop) {
+        if let Some(s) = Self::slot_of(pkt) {
+            self.slots[s as usize].push(hop);
+        }
+    }
+
+    /// The stack `pkt` carries (empty if none).
+    pub fn get(&self, pkt: &Packet) -> IntStack {
+        Self::slot_of(pkt).map_or_else(IntStack::default, |s| self.slots[s as usize])
+    }
+
+    /// Frees the slot `pkt` carries, if any.
+    pub fn release(&mut self, pkt: &Packet) {
+        if let Some(s) = Self::slot_of(pkt) {
+            self.free.push(s);
+            self.live -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::SimTime;
+
+    #[test]
+    fn slots_are_reused_and_stacks_start_empty() {
+        let mut t = Telemetry::default();
+        let mut p: Packet = test_packet();
+        p.aux = 7;
+        t.attach(&mut p);
+        assert_eq!(p.aux & 0xFFFF_FFFF, 7, "the message id is kept");
+        let hop = IntHop {
+            time: SimTime::from_ns(5),
+            tx_bytes: 100,
+            qlen: 3,
+            rate_bps: 1,
+        };
+        t.push(&p, hop);
+        t.push(&p, hop);
+        assert_eq!(t.get(&p).hops(), &[hop, hop]);
+        t.release(&p);
+        assert_eq!(t.live, 0);
+        let mut q = test_packet();
+        t.attach(&mut q);
+        assert_eq!(Telemetry::slot_of(&q), Telemetry::slot_of(&p));
+        assert!(t.get(&q).hops().is_empty());
+        for _ in 0..7 {
+            t.push(&q, hop);
+        }
+        assert_eq!(t.get(&q).hops().len(), crate::transport::cc::INT_MAX_HOPS);
+    }
+
+    fn test_packet() -> Packet {
+        Packet {
+            flow: crate::ids::FlowId(0),
+            src: 0,
+            dst: 1,
+            seq: 0,
+            aux: 0,
+            ts: SimTime::ZERO,
+            size: 100,
+            payload: 50,
+            sport: 1,
+            dport: 2,
+            in_port: crate::ids::PortId(0),
+            kind: crate::net::packet::PktKind::Data,
+            prio: 0,
+            ecn: 0,
+            flags: 0,
+            uid: 0,
+        }
+    }
+}
