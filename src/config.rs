@@ -216,6 +216,15 @@ impl Default for FlowletConfig {
     }
 }
 
+/// `[routing]`: routing beyond shortest-path load balancing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingConfig {
+    /// A file pinning the paths of some flows (`net::pin`: `flow_id,direction,nodes`),
+    /// relative to the config. Default: none.
+    pub pin: Option<PathBuf>,
+}
+
 /// `[udp]`: the constant-rate UDP transport.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -310,6 +319,8 @@ pub struct Config {
     pub am: AmConfig,
     #[serde(default)]
     pub flowlet: FlowletConfig,
+    #[serde(default)]
+    pub routing: RoutingConfig,
     #[serde(default)]
     pub hpcc: HpccConfig,
     #[serde(default)]

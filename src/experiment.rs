@@ -455,6 +455,12 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         seed: plan.seed,
         end_when: cfg.end_when,
     })?;
+    if let Some(pin) = &cfg.routing.pin {
+        let endpoints = specs.iter().map(|f| (f.id, (f.src, f.dst))).collect();
+        let pins = crate::net::pin::Pins::load(&base.join(pin), &sim.net, &endpoints)
+            .map_err(|m| format!("routing.pin: {m}"))?;
+        sim.pins = Some(pins);
+    }
     if cfg.metrics.attribution {
         let units = match sim.transport.messages() {
             Some(m) => m.len(),

@@ -59,7 +59,12 @@ pub fn run_identity(cfg: &Config, scheme: &str, seed: u64, base: &Path) -> RunId
     c.sweep = Default::default();
     c.plot = Vec::new();
     let mut inputs = BTreeMap::new();
-    for f in cfg.workload.input_files() {
+    for f in cfg
+        .workload
+        .input_files()
+        .into_iter()
+        .chain(cfg.routing.pin.clone())
+    {
         let h = match std::fs::read(base.join(&f)) {
             Ok(bytes) => format!("{:016x}", fnv1a(&bytes)),
             Err(_) => "unreadable".to_string(),

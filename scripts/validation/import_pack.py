@@ -2,6 +2,7 @@
 """Imports the HPCC ns-3 validation pack (../shared/validation/hpcc-ns3) into the repository:
 
   experiments/validation/flows/<scn>.csv          the flow lists (dcsim CSV, start relative to 0)
+  experiments/validation/flows/<scn>.pins.csv     the reference's ECMP paths as `[routing] pin` files
   experiments/validation/<cc>/<scn>.toml          one dcsim experiment per scenario and CC
   tests/data/hpcc-ns3/<cc>/<scn>.csv              the reference's FCTs: flow_id,size_bytes,src,dst,
                                                   ideal_fct_ns,fct_ns[,fct_ns_rng2..5]
@@ -81,13 +82,27 @@ size_classes = ["10KB", "50KB", "200KB", "1MB", "5MB"]
 """
 
 
+PEER = {}
+
+
 def main():
+    for r in csv.DictReader(open(os.path.join(PACK, "topology/port_map.tsv")), delimiter="\t"):
+        PEER[(int(r["node"]), int(r["ifindex"]))] = int(r["peer"])
     os.makedirs(os.path.join(ROOT, "experiments/validation/flows"), exist_ok=True)
     for scn in SCENARIOS:
         src = open(os.path.join(PACK, "flows", scn + ".csv")).read()
         open(os.path.join(ROOT, "experiments/validation/flows", scn + ".csv"), "w").write(src)
-        src = open(os.path.join(PACK, "flows", scn + ".paths.csv")).read()
-        open(os.path.join(ROOT, "experiments/validation/flows", scn + ".paths.csv"), "w").write(src)
+        # The reference's ECMP paths (node:out_ifindex hops) as dcsim pins (node sequences).
+        with open(os.path.join(ROOT, "experiments/validation/flows", scn + ".pins.csv"), "w") as out:
+            out.write("flow_id,direction,nodes\n")
+            for r in csv.DictReader(open(os.path.join(PACK, "flows", scn + ".paths.csv"))):
+                nodes = []
+                for hop in r["hops"].split():
+                    node, ifx = (int(x) for x in hop.split(":"))
+                    nodes.append(node)
+                    last = PEER[(node, ifx)]
+                nodes.append(last)
+                out.write("%s,%s,%s\n" % (r["flow_id"], r["direction"], " ".join(map(str, nodes))))
     for cc, (scheme, header, ack, ecn) in CCS.items():
         os.makedirs(os.path.join(ROOT, "experiments/validation", cc), exist_ok=True)
         os.makedirs(os.path.join(ROOT, "tests/data/hpcc-ns3", cc), exist_ok=True)

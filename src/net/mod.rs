@@ -14,6 +14,7 @@
 pub mod buffer;
 pub mod lb;
 pub mod packet;
+pub mod pin;
 pub mod port;
 pub mod routing;
 

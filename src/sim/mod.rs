@@ -203,6 +203,8 @@ pub struct Sim {
     pub sample_at: SimTime,
     /// In-band telemetry side table (runs whose congestion control reads it).
     telemetry: Option<telemetry::Telemetry>,
+    /// Pinned paths (`[routing] pin`): switches forward these flows' packets along them.
+    pub pins: Option<crate::net::pin::Pins>,
 }
 
 impl Sim {
@@ -324,6 +326,7 @@ impl Sim {
             sampler: None,
             sample_at: SimTime::MAX,
             telemetry,
+            pins: None,
         })
     }
 
@@ -776,13 +779,22 @@ impl Sim {
     fn switch_receive(&mut self, node: NodeId, inp: PortId, mut pkt: Packet) {
         let sw = self.net.switch_idx(node);
         let now = self.now;
+        let pinned = match &self.pins {
+            Some(p) => p.next(self.ext_id(&pkt), pkt.is_data(), node),
+            None => None,
+        };
         let net = &mut self.net;
-        let cands = net.routes.next_hops(node, pkt.dst);
-        debug_assert!(!cands.is_empty(), "no route at {node} to host {}", pkt.dst);
         let switch = &mut net.switches[sw];
-        let out = switch
-            .lb
-            .choose(cands, &mut pkt, &net.ports, now, &mut switch.rng);
+        let out = match pinned {
+            Some(out) => out,
+            None => {
+                let cands = net.routes.next_hops(node, pkt.dst);
+                debug_assert!(!cands.is_empty(), "no route at {node} to host {}", pkt.dst);
+                switch
+                    .lb
+                    .choose(cands, &mut pkt, &net.ports, now, &mut switch.rng)
+            }
+        };
         pkt.in_port = inp;
         let prio = pkt.prio;
         let (il, ol) = (net.local[inp.idx()] as usize, net.local[out.idx()] as usize);
@@ -873,6 +885,14 @@ impl Sim {
                     return true;
                 }
             }
+        }
+    }
+
+    /// The workload's id of the flow (or RDMA message) packet `pkt` belongs to.
+    fn ext_id(&self, pkt: &Packet) -> u32 {
+        match self.transport.messages() {
+            Some(m) if self.msg_units => m[crate::transport::rdma::msg_of(pkt.aux)].ext_id,
+            _ => self.flows[pkt.flow.idx()].ext_id,
         }
     }
 

@@ -120,6 +120,88 @@ fn flowlets_follow_the_inactivity_gap() {
     );
 }
 
+#[test]
+fn pinned_paths_override_the_load_balancer_and_bad_files_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pin = tmp.path().join("pins.csv");
+    // Leaf-spine 4x4: hosts 0..16, leaves 16..20, spines 20..24. Data of flow 7 (host 0 to
+    // host 4) through spine 22, its ACKs through spine 21.
+    std::fs::write(
+        &pin,
+        "flow_id,direction,nodes\n7,data,0 16 22 17 4\n7,ack,4 17 21 16 0\n",
+    )
+    .unwrap();
+    let flows = "[workload]\nkind = \"csv\"\nfile = \"FLOWS\"\n";
+    let csv = tmp.path().join("flows.csv");
+    std::fs::write(
+        &csv,
+        "flow_id,src,dst,size_bytes,start_ns\n7,0,4,3000000,0\n",
+    )
+    .unwrap();
+    let base = format!(
+        "schemes = [\"TCP\"]\n{}[routing]\npin = \"{}\"\n",
+        flows.replace("FLOWS", &csv.display().to_string()),
+        pin.display()
+    );
+    let c = cfg(&base);
+    let r = dcsim::experiment::execute(
+        &c,
+        std::path::Path::new("."),
+        &crate::common::plan(&c, "TCP", 1),
+    )
+    .unwrap();
+    crate::common::assert_conserved(&r);
+    // Spine 22 is leaf 0's third uplink: every data packet took it.
+    let mut s = dcsim::experiment::build_sim(
+        &c,
+        std::path::Path::new("."),
+        &crate::common::plan(&c, "TCP", 1),
+    )
+    .unwrap();
+    let reason = s.run_until(SimTime::MAX).unwrap();
+    collect(&s, &c, "TCP", reason);
+    let leaf0 = &uplink_counts(&s)[0];
+    assert_eq!(leaf0[0] + leaf0[1] + leaf0[3], 0, "{leaf0:?}");
+    assert!(leaf0[2] >= 2000);
+    // The ACKs came back through spine 21 (leaf 1's second uplink).
+    let acks = &uplink_counts(&s)[1];
+    assert_eq!(acks[0] + acks[2] + acks[3], 0, "{acks:?}");
+    // Bad files: the error names the file and the line.
+    for (text, needle) in [
+        ("flow,dir\n", "line 1: the header"),
+        (
+            "flow_id,direction,nodes\n8,data,0 16 22 17 4\n",
+            "line 2: the workload has no flow 8",
+        ),
+        (
+            "flow_id,direction,nodes\n7,data,0 16 17 4\n",
+            "line 2: nodes 16 and 17 are not linked",
+        ),
+        (
+            "flow_id,direction,nodes\n7,ack,0 16 22 17 4\n",
+            "line 2: a ack path of flow 7 runs from host 4",
+        ),
+        (
+            "flow_id,direction,nodes\n7,up,0 16 22 17 4\n",
+            "direction `up`",
+        ),
+        (
+            "flow_id,direction,nodes\n7,data,0 16 99 17 4\n",
+            "node `99` is not in 0..24",
+        ),
+    ] {
+        std::fs::write(&pin, text).unwrap();
+        let e = dcsim::experiment::build_sim(
+            &c,
+            std::path::Path::new("."),
+            &crate::common::plan(&c, "TCP", 1),
+        )
+        .err()
+        .expect("a bad pin file is refused");
+        assert!(e.contains("pins.csv") && e.contains(needle), "{e}");
+    }
+}
+
 const INCAST: &str = "schemes = [\"UDP\"]\n\
     [topology]\nkind = \"leaf_spine\"\nhosts_per_leaf = 4\nleaves = 4\nspines = 4\n\
     [workload]\nkind = \"incast\"\nfan_in = 12\nsize = \"500KB\"\nreceiver = 0\n";

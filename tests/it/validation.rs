@@ -49,10 +49,14 @@ fn reference(cc: &str, scn: &str) -> BTreeMap<u32, RefFlow> {
     out
 }
 
-/// Per flow id, dcsim's FCTs in ns, one per seed.
-fn dcsim(cc: &str, scn: &str, seeds: u32) -> BTreeMap<u32, Vec<f64>> {
+/// Per flow id, dcsim's FCTs in ns, one per seed; `pinned`: every flow on the reference's
+/// paths (`flows/<scn>.pins.csv`).
+fn dcsim(cc: &str, scn: &str, seeds: u32, pinned: bool) -> BTreeMap<u32, Vec<f64>> {
     let path = format!("experiments/validation/{cc}/{scn}.toml");
-    let c = Config::load(Path::new(&path)).unwrap_or_else(|e| panic!("{e}"));
+    let mut c = Config::load(Path::new(&path)).unwrap_or_else(|e| panic!("{e}"));
+    if pinned {
+        c.routing.pin = Some(format!("../flows/{scn}.pins.csv").into());
+    }
     let base = Config::base_dir(Path::new(&path));
     c.validate(&path, &base).unwrap_or_else(|e| panic!("{e}"));
     let scheme = c.schemes[0].clone();
@@ -81,9 +85,11 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 /// One comparison: per bucket with flows, (bucket, flows, ours p50, ref p50, ours p99, ref p99).
 type Row = (&'static str, usize, f64, f64, f64, f64);
 
-fn compare(cc: &str, scn: &str, seeds: u32) -> (Vec<Row>, Option<(f64, f64)>) {
+/// Per bucket rows, and per flow (one run each side) the largest gap, signed, and the mean
+/// absolute gap.
+fn compare(cc: &str, scn: &str, seeds: u32, pinned: bool) -> (Vec<Row>, Option<(f64, f64)>) {
     let r = reference(cc, scn);
-    let d = dcsim(cc, scn, seeds);
+    let d = dcsim(cc, scn, seeds, pinned);
     assert_eq!(r.len(), d.len(), "{cc}/{scn}: flow counts");
     let mut rows = Vec::new();
     let mut lo = 0;
@@ -119,11 +125,13 @@ fn compare(cc: &str, scn: &str, seeds: u32) -> (Vec<Row>, Option<(f64, f64)>) {
     let per_flow = (seeds == 1).then(|| {
         let gaps: Vec<f64> = r
             .iter()
-            .map(|(i, f)| (d[i][0] / f.fcts_ns[0] - 1.0).abs())
+            .map(|(i, f)| d[i][0] / f.fcts_ns[0] - 1.0)
             .collect();
         (
-            gaps.iter().cloned().fold(0.0, f64::max),
-            gaps.iter().sum::<f64>() / gaps.len() as f64,
+            gaps.iter()
+                .cloned()
+                .fold(0.0f64, |w, g| if g.abs() > w.abs() { g } else { w }),
+            gaps.iter().map(|g| g.abs()).sum::<f64>() / gaps.len() as f64,
         )
     });
     (rows, per_flow)
@@ -133,8 +141,19 @@ fn gap(a: f64, b: f64) -> f64 {
     a / b - 1.0
 }
 
-fn report(cc: &str, scn: &str, seeds: u32, out: &mut String) -> (f64, Option<(f64, f64)>) {
-    let (rows, per_flow) = compare(cc, scn, seeds);
+fn report(
+    cc: &str,
+    scn: &str,
+    seeds: u32,
+    pinned: bool,
+    out: &mut String,
+) -> (f64, Option<(f64, f64)>) {
+    let (rows, per_flow) = compare(cc, scn, seeds, pinned);
+    let scn = if pinned {
+        format!("{scn}+pin")
+    } else {
+        scn.to_string()
+    };
     let mut worst: f64 = 0.0;
     for (b, n, p50, r50, p99, r99) in &rows {
         let (g50, g99) = (gap(*p50, *r50), gap(*p99, *r99));
@@ -166,17 +185,22 @@ fn validation_against_hpcc_ns3() {
     let full = std::env::var("DCSIM_VALIDATION").is_ok_and(|v| v == "full");
     let mut out = String::new();
     let mut solo = Vec::new();
+    let mut pinned_gaps = Vec::new();
     for cc in CCS {
         for scn in ["solo", "incast8", "stagger4", "incast_small"] {
-            let (worst, per_flow) = report(cc, scn, 1, &mut out);
+            let (worst, per_flow) = report(cc, scn, 1, false, &mut out);
             if scn == "solo" {
                 solo.push((cc, worst, per_flow));
             }
+            let (_, per_flow) = report(cc, scn, 1, true, &mut out);
+            pinned_gaps.push((cc, scn, per_flow.unwrap()));
         }
         let seeds = if full { 5 } else { 1 };
-        report(cc, "websearch", seeds, &mut out);
+        report(cc, "websearch", seeds, false, &mut out);
+        report(cc, "websearch", seeds, true, &mut out);
         if full {
-            report(cc, "fb_hadoop", 5, &mut out);
+            report(cc, "fb_hadoop", 5, false, &mut out);
+            report(cc, "fb_hadoop", 5, true, &mut out);
         }
     }
     println!("dcsim / HPCC ns-3 slowdown (ours / reference):\n{out}");
