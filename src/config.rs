@@ -96,6 +96,10 @@ pub struct TcpConfig {
     pub rto_backoff: f64,
     /// Duplicate-ACK / SACK threshold for fast retransmit, 1..=1000. Default 3.
     pub dupthresh: u32,
+    /// Largest window: "none", "bdp" (the network's largest bandwidth-delay product, as
+    /// `[rdma] window`) or a size; in segments of `mss` payload bytes, at least one. Default
+    /// "none".
+    pub max_window: WindowSpec,
 }
 
 impl Default for TcpConfig {
@@ -108,6 +112,7 @@ impl Default for TcpConfig {
             rto_init: None,
             rto_backoff: 2.0,
             dupthresh: 3,
+            max_window: WindowSpec::None,
         }
     }
 }
@@ -1080,6 +1085,14 @@ impl Config {
             return Err(err(
                 "dctcp_rdma.g",
                 format!("must be in (0, 1], got {}", dr.g),
+            ));
+        }
+        if let WindowSpec::Bytes(b) = self.tcp.max_window
+            && b.0 < self.packet.mss.0
+        {
+            return Err(err(
+                "tcp.max_window",
+                format!("must hold one segment ({} B)", self.packet.mss.0),
             ));
         }
         if let Some(WindowSpec::Bytes(b)) = self.rdma.window

@@ -231,7 +231,11 @@ pub fn tcp_params(cfg: &Config, scheme: &Scheme) -> TcpParams {
         rto_init: t.rto_init.unwrap_or(t.rto_min),
         rto_backoff: t.rto_backoff,
         dupthresh: t.dupthresh,
-        max_cwnd: f64::INFINITY,
+        max_cwnd: match t.max_window {
+            WindowSpec::None => f64::INFINITY,
+            WindowSpec::Bdp => (max_rtt_bdp(cfg).1 / cfg.packet.mss.0).max(1) as f64,
+            WindowSpec::Bytes(b) => (b.0 / cfg.packet.mss.0).max(1) as f64,
+        },
         rank: pfabric_rank(scheme.transport),
         ecn: scheme.ecn,
     };

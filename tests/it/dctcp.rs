@@ -163,3 +163,34 @@ fn tcp_fills_the_buffer_where_dctcp_holds_the_queue_at_k() {
         "TCP mean queue {tcp_mean:.0} vs DCTCP {dctcp_mean:.0} packets"
     );
 }
+
+#[test]
+fn a_maximum_window_caps_a_flow_at_window_over_rtt() {
+    // One 1 MB flow across the leaf-spine (10 Gbps, 1 us links): uncapped it runs at line
+    // rate; with a 3-segment window (4 380 B) it sends one window per round trip of a full
+    // segment and its ACK: 4 × (1538 B at 10 Gbps + 1 us) + 4 × (78 B + 1 us) = 13.171 us, so
+    // 1 MB takes 1e6 / 4380 round trips, 3.007 ms (measured 3.016 ms).
+    let flow = "[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 4, size = \"1MB\" }]\n";
+    let free = crate::common::run(
+        &crate::common::cfg(&format!("schemes = [\"DCTCP\"]\n{flow}")),
+        "DCTCP",
+    );
+    let capped = crate::common::run(
+        &crate::common::cfg(&format!(
+            "schemes = [\"DCTCP\"]\n[tcp]\nmax_window = \"4380B\"\n{flow}"
+        )),
+        "DCTCP",
+    );
+    let (f, c) = (
+        free.records[0].fct_ps.unwrap() as f64,
+        capped.records[0].fct_ps.unwrap() as f64,
+    );
+    let rtt = 4.0 * (1538.0 * 800.0 + 1e6) + 4.0 * (78.0 * 800.0 + 1e6); // ps
+    let expect = 1e6 / 4380.0 * rtt;
+    assert!(
+        (c / expect - 1.0).abs() < 0.01,
+        "capped FCT {c} ps, window bound {expect}"
+    );
+    assert!(c > 3.0 * f, "capped {c} vs free {f}");
+    assert_eq!(capped.totals.drops, 0);
+}
