@@ -221,6 +221,28 @@ impl Default for FlowletConfig {
     }
 }
 
+/// `[quirks]`: behaviours of other simulators, emulated for validation only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct QuirksConfig {
+    /// Floor every serialization time (links, PFC frames) and RDMA pacing gap to whole
+    /// nanoseconds, as the HPCC ns-3 simulator does (its links then run up to 1 % fast).
+    /// Default false.
+    pub ns_floor: bool,
+}
+
+/// When an RDMA queue pair's rate changes, what happens to the send it already scheduled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PacingMode {
+    /// The gap is recomputed at the current rate when it ends (a cut postpones the send).
+    #[default]
+    Repace,
+    /// The send time computed at the last send stands (the HPCC ns-3 simulator, real NICs);
+    /// HPCC still moves it, as the reference's ChangeRate does.
+    AtSend,
+}
+
 /// `[routing]`: routing beyond shortest-path load balancing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -326,6 +348,8 @@ pub struct Config {
     pub flowlet: FlowletConfig,
     #[serde(default)]
     pub routing: RoutingConfig,
+    #[serde(default)]
+    pub quirks: QuirksConfig,
     #[serde(default)]
     pub hpcc: HpccConfig,
     #[serde(default)]
@@ -514,6 +538,9 @@ pub struct RdmaConfig {
     pub var_win: Option<bool>,
     /// Wire bytes of an ACK or NACK. Default: the packet header (`[packet] header`).
     pub ack_size: Option<Bytes>,
+    /// What a rate change does to an already scheduled send: "repace" (default) or
+    /// "at_send" (the reference's).
+    pub pacing: PacingMode,
 }
 
 impl Default for RdmaConfig {
@@ -528,6 +555,7 @@ impl Default for RdmaConfig {
             window: None,
             var_win: None,
             ack_size: None,
+            pacing: PacingMode::Repace,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! execute at once or in which order.
 
 use crate::config::{Config, Scheme, TransportKind};
-use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord, ideal_fct_multipath};
+use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord};
 use crate::net::BuildOpts;
 use crate::sim::{Conservation, EndReason, Sim, SimSetup};
 use crate::units::SimTime;
@@ -443,6 +443,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         lb: crate::lower::load_balancer(cfg, &plan.scheme),
         seed: plan.seed,
         max_packet: cfg.packet.mss.0 + cfg.packet.header.0,
+        ns_floor: cfg.quirks.ns_floor,
     };
     let mut sim = Sim::new(SimSetup {
         topo: &topo,
@@ -574,6 +575,7 @@ pub fn collect(
     let mss = sim.spec.mss();
     let header = sim.spec.header();
     let ack = sim.spec.ack_bytes();
+    let ns_floor = cfg.quirks.ns_floor;
     let msgs = sim.transport.messages();
     // Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
     type Path = (Vec<Hop>, Vec<u32>, Vec<Hop>);
@@ -602,7 +604,7 @@ pub fn collect(
             )
         });
         let w: &[u32] = if spread { widths } else { &[] };
-        ideal_fct_multipath(size, mss, header, fwd, w, rev, ack)
+        crate::metrics::ideal_fct_with(size, mss, header, fwd, w, rev, ack, ns_floor)
     };
     if let Some(msgs) = msgs {
         if let Some(q) = sim.transport.qp_totals() {

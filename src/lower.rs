@@ -188,6 +188,8 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
                 .map_or(cfg.packet.header.0 as u32, |b| b.0 as u32),
             window,
             var_win: cfg.rdma.var_win.unwrap_or(window.is_some()),
+            repace: cfg.rdma.pacing == crate::config::PacingMode::Repace,
+            ns_floor: cfg.quirks.ns_floor,
         },
         sched,
         short_threshold: cfg.short_threshold(),

@@ -61,6 +61,22 @@ pub fn ideal_fct_multipath(
     rev: &[Hop],
     ack: Option<u32>,
 ) -> SimTime {
+    ideal_fct_with(size, mss, header, fwd, widths, rev, ack, false)
+}
+
+/// [`ideal_fct_multipath`] with serialization times floored to whole nanoseconds when
+/// `ns_floor` (`[quirks] ns_floor`: the ideal follows the links' timing).
+#[allow(clippy::too_many_arguments)]
+pub fn ideal_fct_with(
+    size: u64,
+    mss: u32,
+    header: u32,
+    fwd: &[Hop],
+    widths: &[u32],
+    rev: &[Hop],
+    ack: Option<u32>,
+    ns_floor: bool,
+) -> SimTime {
     assert!(size > 0 && !fwd.is_empty());
     let mss = mss as u64;
     let n = size.div_ceil(mss);
@@ -78,8 +94,8 @@ pub fn ideal_fct_multipath(
     let mut prev_delay = SimTime::ZERO;
     for (i, &(r, d)) in fwd.iter().enumerate() {
         let w = widths.get(i).copied().unwrap_or(1).max(1) as u64;
-        let sf = r.ser_time(s_full);
-        let sl = r.ser_time(s_last);
+        let sf = ser(r, s_full, ns_floor);
+        let sl = ser(r, s_last, ns_floor);
         if n == 1 {
             last_dep = if i == 0 {
                 sl
@@ -120,10 +136,19 @@ pub fn ideal_fct_multipath(
     let mut t = all_dep + prev_delay;
     if let Some(a) = ack {
         for &(r, d) in rev {
-            t += r.ser_time(a as u64) + d;
+            t += ser(r, a as u64, ns_floor) + d;
         }
     }
     t
+}
+
+fn ser(r: crate::units::BitRate, bytes: u64, ns_floor: bool) -> SimTime {
+    let t = r.ser_time(bytes);
+    if ns_floor {
+        SimTime(t.0 - t.0 % 1000)
+    } else {
+        t
+    }
 }
 
 /// Nearest-rank percentile of sorted values (`p` in [0, 1]).

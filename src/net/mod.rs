@@ -176,6 +176,8 @@ pub struct BuildOpts<'a> {
     pub seed: u64,
     /// Largest wire packet, for the automatic PFC headroom.
     pub max_packet: u64,
+    /// Floor serialization times to whole nanoseconds (`[quirks] ns_floor`).
+    pub ns_floor: bool,
 }
 
 impl Network {
@@ -228,6 +230,11 @@ impl Network {
                     "host {h} has {} links; hosts must have exactly one",
                     n.ports.len()
                 ));
+            }
+        }
+        if o.ns_floor {
+            for p in ports.iter_mut() {
+                p.floor_to_ns();
             }
         }
         let peer_node: Vec<NodeId> = ports.iter().map(|p| ports[p.peer.idx()].node).collect();

@@ -300,6 +300,8 @@ pub struct Port {
     pub busy_until: SimTime,
     pub delay: SimTime,
     ps_per_byte: u64,
+    /// Serialization times are floored to whole nanoseconds (a validation quirk).
+    floor_ns: bool,
     pub total_bytes: u64,
     pub wire_bytes: u64,
     pub node: NodeId,
@@ -340,6 +342,7 @@ impl Port {
             busy_until: SimTime::ZERO,
             delay,
             ps_per_byte: rate.exact_ps_per_byte().unwrap_or(0),
+            floor_ns: false,
             total_bytes: 0,
             wire_bytes: 0,
             node,
@@ -377,14 +380,28 @@ impl Port {
         self.stats.busy_ps - self.busy_until.0.saturating_sub(t.0)
     }
 
-    /// Serialization time of `bytes` on this port, exact.
+    /// Serialization time of `bytes` on this port: exact, or floored to whole nanoseconds
+    /// after [`Port::floor_to_ns`].
     #[inline]
     pub fn ser_time(&self, bytes: u32) -> SimTime {
         if self.ps_per_byte != 0 {
             SimTime(bytes as u64 * self.ps_per_byte)
         } else {
-            self.rate.ser_time(bytes as u64)
+            let t = self.rate.ser_time(bytes as u64);
+            if self.floor_ns {
+                SimTime(t.0 - t.0 % 1000)
+            } else {
+                t
+            }
         }
+    }
+
+    /// Floors every serialization time on this port to whole nanoseconds (the HPCC ns-3
+    /// simulator's quirk, for validation against it). Moves the port off the exact
+    /// per-byte fast path.
+    pub fn floor_to_ns(&mut self) {
+        self.floor_ns = true;
+        self.ps_per_byte = 0;
     }
 
     pub fn nq(&self) -> usize {

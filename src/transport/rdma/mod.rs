@@ -156,7 +156,11 @@ pub trait QueuePair: Sized {
         rng: &mut RngStream,
     ) -> Option<bool>;
     /// The pacing gap ended at `now`: `Some(t)` to wait until `t` instead.
-    fn pace_wake(&mut self, now: SimTime, p: &Self::Params) -> Option<SimTime>;
+    fn pace_wake(&mut self, now: SimTime, spec: &RdmaSpec, p: &Self::Params) -> Option<SimTime>;
+    /// The rate changed under a scheduled send (HPCC's `ChangeRate`): when it now goes.
+    fn rescheduled(&mut self, now: SimTime, spec: &RdmaSpec, p: &Self::Params) -> Option<SimTime> {
+        self.pace_wake(now, spec, p)
+    }
     /// A data packet arrived at the receiver: the reply to send, if any.
     fn on_data(
         &mut self,
@@ -534,7 +538,7 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
 
     /// The pacing timer of queue pair `f` fired: send now, or wait longer if the rate fell.
     fn on_pace(&mut self, f: FlowId, h: &mut impl Host) -> bool {
-        match self.qps[f.idx()].pace_wake(h.now(), &self.qp_params) {
+        match self.qps[f.idx()].pace_wake(h.now(), &self.spec, &self.qp_params) {
             Some(t) => {
                 h.set_pace(f, t);
                 false
@@ -578,7 +582,9 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
         }
         if acked.repace && h.flow(f).pace.armed() {
             // The rate changed under a scheduled send: it moves to the new rate's time.
-            let at = q.pace_wake(now, &self.qp_params).unwrap_or(now);
+            let at = q
+                .rescheduled(now, &self.spec, &self.qp_params)
+                .unwrap_or(now);
             h.set_pace(f, at);
         }
         let any = !done.is_empty();

@@ -425,7 +425,7 @@ impl QueuePair for MpQp {
         Some(self.drained())
     }
 
-    fn pace_wake(&mut self, _now: SimTime, _: &MpParams) -> Option<SimTime> {
+    fn pace_wake(&mut self, _now: SimTime, _: &RdmaSpec, _: &MpParams) -> Option<SimTime> {
         None
     }
 

@@ -49,6 +49,11 @@ pub struct RdmaParams {
     /// The window scales with the rate: `window · rate / line rate`, at least 1 byte
     /// (`VAR_WIN`).
     pub var_win: bool,
+    /// A pacing gap that ends is recomputed at the current rate (false: the send time set
+    /// when the last packet left stands).
+    pub repace: bool,
+    /// Pacing gaps are floored to whole nanoseconds (`[quirks] ns_floor`).
+    pub ns_floor: bool,
 }
 
 /// A work-queue element: `bytes` of message `msg` as packets `[psn_start, psn_start+npkts)`.
@@ -264,13 +269,24 @@ impl QpSender {
         self.snd_nxt = self.snd_una;
     }
 
-    /// Earliest time the next packet may start at rate `rate_bps`, given the last one.
-    pub fn next_allowed(&self, rate_bps: f64) -> SimTime {
+    /// Earliest time the next packet may start at rate `rate_bps`, given the last one: the
+    /// gap rounded up to the picosecond, or floored to whole nanoseconds (`ns_floor`, the
+    /// reference's `Seconds(rate.CalculateTxTime(size))`).
+    pub fn next_allowed(&self, rate_bps: f64, ns_floor: bool) -> SimTime {
         if self.last_size == 0 {
             return SimTime::ZERO;
         }
-        let gap = self.last_size as f64 * 8.0 / rate_bps * 1e12;
-        self.last_tx + SimTime(gap.ceil() as u64)
+        self.last_tx + gap(self.last_size, rate_bps, ns_floor)
+    }
+}
+
+/// The time `bytes` take at `rate_bps`: rounded up to the picosecond, or floored to whole
+/// nanoseconds.
+fn gap(bytes: u32, rate_bps: f64, ns_floor: bool) -> SimTime {
+    if ns_floor {
+        SimTime((bytes as f64 * 8.0 / rate_bps * 1e9).floor() as u64 * 1000)
+    } else {
+        SimTime((bytes as f64 * 8.0 / rate_bps * 1e12).ceil() as u64)
     }
 }
 
@@ -419,8 +435,8 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         snd.last_size = pkt.size as u32;
         let line = self.line_bps;
         let rate = cc.rate_at(&mut self.rate, now);
-        let allowed = snd.next_allowed(rate);
-        let nic_done = now + SimTime((pkt.size as f64 * 8.0 / line * 1e12).ceil() as u64);
+        let allowed = snd.next_allowed(rate, p.ns_floor);
+        let nic_done = now + gap(pkt.size as u32, line, p.ns_floor);
         let drained = snd.unsent_bytes == 0;
         if allowed > nic_done {
             h.set_pace(f, allowed);
@@ -433,9 +449,18 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         Some(drained)
     }
 
-    fn pace_wake(&mut self, now: SimTime, cc: &R) -> Option<SimTime> {
+    /// The pacing gap ended: with `repace` it is recomputed at the current rate (a cut
+    /// postpones the send); otherwise the time set at the last send stands.
+    fn pace_wake(&mut self, now: SimTime, spec: &RdmaSpec, cc: &R) -> Option<SimTime> {
+        if !spec.params.repace {
+            return None;
+        }
+        self.rescheduled(now, spec, cc)
+    }
+
+    fn rescheduled(&mut self, now: SimTime, spec: &RdmaSpec, cc: &R) -> Option<SimTime> {
         let rate = cc.rate_at(&mut self.rate, now);
-        let allowed = self.snd.next_allowed(rate);
+        let allowed = self.snd.next_allowed(rate, spec.params.ns_floor);
         (allowed > now).then_some(allowed)
     }
 
@@ -642,7 +667,7 @@ mod tests {
         s.last_tx = SimTime::from_us(1);
         s.last_size = 1000;
         assert_eq!(
-            s.next_allowed(1e9),
+            s.next_allowed(1e9, false),
             SimTime::from_us(1) + SimTime::from_ns(8000)
         );
     }
