@@ -357,6 +357,8 @@ pub struct Config {
     #[serde(default)]
     pub dctcp_rdma: DctcpRdmaConfig,
     #[serde(default)]
+    pub swift: SwiftConfig,
+    #[serde(default)]
     pub udp: UdpConfig,
     #[serde(default)]
     pub priorities: PriorityConfig,
@@ -489,6 +491,39 @@ impl Default for TimelyConfig {
             min_rtt: SimTime::from_us(20),
             rate_ai: None,
             rate_hai: None,
+        }
+    }
+}
+
+/// `[swift]`: Swift (scheme `Swift`), a reconstruction from the paper.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwiftConfig {
+    /// Additive increase per RTT in packets, (0, 100]. Default 1.
+    pub ai: f64,
+    /// Multiplicative decrease factor, (0, 1]. Default 0.8.
+    pub beta: f64,
+    /// Largest decrease at once, (0, 1). Default 0.5.
+    pub max_mdf: f64,
+    /// Target delay. Default: 1.5 × the unloaded RTT of the longest path.
+    pub base_target: Option<SimTime>,
+    /// Flow scaling's largest addition to the target. Default 0 (off).
+    pub fs_range: SimTime,
+    /// Windows (packets) at which flow scaling adds `fs_range` and nothing. Default 0.1, 100.
+    pub fs_min_cwnd: f64,
+    pub fs_max_cwnd: f64,
+}
+
+impl Default for SwiftConfig {
+    fn default() -> Self {
+        SwiftConfig {
+            ai: 1.0,
+            beta: 0.8,
+            max_mdf: 0.5,
+            base_target: None,
+            fs_range: SimTime::ZERO,
+            fs_min_cwnd: 0.1,
+            fs_max_cwnd: 100.0,
         }
     }
 }
@@ -1107,6 +1142,34 @@ impl Config {
         }
         if tm.t_low > tm.t_high {
             return Err(err("timely.t_low", "must not exceed timely.t_high".into()));
+        }
+        let sw = &self.swift;
+        if !(sw.ai > 0.0 && sw.ai <= 100.0) {
+            return Err(err(
+                "swift.ai",
+                format!("must be in (0, 100], got {}", sw.ai),
+            ));
+        }
+        if !(sw.beta > 0.0 && sw.beta <= 1.0) {
+            return Err(err(
+                "swift.beta",
+                format!("must be in (0, 1], got {}", sw.beta),
+            ));
+        }
+        if !(sw.max_mdf > 0.0 && sw.max_mdf < 1.0) {
+            return Err(err(
+                "swift.max_mdf",
+                format!("must be in (0, 1), got {}", sw.max_mdf),
+            ));
+        }
+        if sw.base_target == Some(SimTime::ZERO) {
+            return Err(err("swift.base_target", "must be > 0".into()));
+        }
+        if !(sw.fs_min_cwnd > 0.0 && sw.fs_min_cwnd < sw.fs_max_cwnd) {
+            return Err(err(
+                "swift.fs_min_cwnd",
+                "must be > 0 and below swift.fs_max_cwnd".into(),
+            ));
         }
         let dr = &self.dctcp_rdma;
         if !(dr.g > 0.0 && dr.g <= 1.0) {

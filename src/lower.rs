@@ -10,7 +10,7 @@ use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind, W
 use crate::net::lb::LbParams;
 use crate::scheme::RateCcKind;
 use crate::transport::TransportSpec;
-use crate::transport::cc::{D2tcp, Dctcp, Pdtcp, WindowCcSpec};
+use crate::transport::cc::{D2tcp, Dctcp, Pdtcp, Swift, WindowCcSpec};
 use crate::transport::cc::{DctcpRate, Hpcc, Timely};
 use crate::transport::rdma::{ConnSpec, RdmaSpec};
 use crate::transport::tcp::{RankKind, TcpParams};
@@ -23,6 +23,7 @@ pub fn transport(cfg: &Config, scheme: &Scheme) -> TransportSpec {
         | TransportKind::Dctcp
         | TransportKind::D2tcp
         | TransportKind::Pdtcp
+        | TransportKind::Swift
         | TransportKind::Pfabric
         | TransportKind::PfabricEdf => TransportSpec::Tcp {
             params: tcp_params(cfg, scheme),
@@ -216,6 +217,21 @@ pub fn window_cc(cfg: &Config, scheme: &Scheme) -> WindowCcSpec {
             flip: cfg.pdtcp.flip,
             fixed_p: cfg.pdtcp.fixed_p,
         }),
+        TransportKind::Swift => {
+            let sw = &cfg.swift;
+            WindowCcSpec::Swift(Swift {
+                ai: sw.ai,
+                beta: sw.beta,
+                max_mdf: sw.max_mdf,
+                base_target: sw.base_target.unwrap_or_else(|| {
+                    let rtt = cfg.base_rtt();
+                    SimTime(rtt.0 + rtt.0 / 2)
+                }),
+                fs_range: sw.fs_range,
+                fs_min_cwnd: sw.fs_min_cwnd,
+                fs_max_cwnd: sw.fs_max_cwnd,
+            })
+        }
         _ => WindowCcSpec::Reno,
     }
 }

@@ -22,6 +22,8 @@ pub enum TransportKind {
     Dctcp,
     D2tcp,
     Pdtcp,
+    /// Swift: delay-based window control.
+    Swift,
     /// pFabric: rank = remaining flow size.
     Pfabric,
     /// pFabric with rank = deadline (earliest deadline first).
@@ -184,6 +186,13 @@ pub const BUNDLES: &[Bundle] = &[
         TransportKind::Pdtcp,
         true,
         "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [pdtcp spec §1.3]",
+    ),
+    tcp(
+        "Swift",
+        "Swift's delay-based window over NewReno/SACK loss recovery (target [swift] base_target)",
+        TransportKind::Swift,
+        false,
+        "RECONSTRUCTED from the Swift paper: one delay, no per-hop scaling, window >= 1 packet",
     ),
     tcp(
         "UDP",

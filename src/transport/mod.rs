@@ -321,6 +321,7 @@ pub enum Transport {
     Dctcp(tcp::Tcp<cc::Dctcp>),
     D2tcp(tcp::Tcp<cc::D2tcp>),
     Pdtcp(tcp::Tcp<cc::Pdtcp>),
+    Swift(tcp::Tcp<cc::Swift>),
     Udp(udp::Udp),
     /// RoCEv2 reliable-connection queue pairs with DCQCN.
     Rdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DcqcnParams>>>),
@@ -342,6 +343,7 @@ macro_rules! each {
             Transport::Dctcp($t) => $e,
             Transport::D2tcp($t) => $e,
             Transport::Pdtcp($t) => $e,
+            Transport::Swift($t) => $e,
             Transport::Udp($t) => $e,
             Transport::Rdma($t) => $e,
             Transport::RdmaLine($t) => $e,
@@ -362,6 +364,7 @@ macro_rules! with_tcp {
             Transport::Dctcp($t) => $e,
             Transport::D2tcp($t) => $e,
             Transport::Pdtcp($t) => $e,
+            Transport::Swift($t) => $e,
             Transport::Udp(_)
             | Transport::Rdma(_)
             | Transport::RdmaLine(_)
@@ -409,6 +412,7 @@ impl Transport {
                     cc::WindowCcSpec::Dctcp(c) => Transport::Dctcp(tcp::Tcp::new(p, c, flows)),
                     cc::WindowCcSpec::D2tcp(c) => Transport::D2tcp(tcp::Tcp::new(p, c, flows)),
                     cc::WindowCcSpec::Pdtcp(c) => Transport::Pdtcp(tcp::Tcp::new(p, c, flows)),
+                    cc::WindowCcSpec::Swift(c) => Transport::Swift(tcp::Tcp::new(p, c, flows)),
                 }
             }
             TransportSpec::Udp { rate, mss, header } => {

@@ -502,7 +502,7 @@ impl<C: WindowCc> TcpSender<C> {
 
         // The controller takes the feedback (DCTCP: the per-window fraction of marked bytes).
         let view = self.view(p.mss);
-        cc.on_ack(&mut self.cc, AckFeedback { newly, ece }, &view, ctx);
+        cc.on_ack(&mut self.cc, AckFeedback { newly, ece, rtt }, &view, ctx);
 
         // End of recovery.
         match self.recovery {

@@ -194,3 +194,49 @@ fn a_maximum_window_caps_a_flow_at_window_over_rtt() {
     assert!(c > 3.0 * f, "capped {c} vs free {f}");
     assert_eq!(capped.totals.drops, 0);
 }
+
+#[test]
+fn swift_holds_the_delay_at_its_target() {
+    // Two long Swift flows into one 10 Gbps host port (1 us links; unloaded RTT 6.6 us) with
+    // a 30 us target: the queue settles where the RTT meets the target, about
+    // (30 − 6.6) us × 10 Gbps ≈ 29 KB, the two flows share the link and the link stays busy
+    // (measured over 2-7 ms: mean queue 30.6 KB, shares 0.500 / 0.500).
+    let c = cfg("schemes = [\"Swift\"]\n\
+         [topology]\nkind = \"leaf_spine\"\nhosts_per_leaf = 4\nleaves = 1\nspines = 1\n\
+         [swift]\nbase_target = \"30us\"\n\
+         [workload]\nkind = \"flows\"\nflows = [\n\
+           { src = 1, dst = 0, size = \"30MB\" },\n\
+           { src = 2, dst = 0, size = \"30MB\" },\n]\n");
+    let mut s = sim(&c, "Swift");
+    let port = |s: &dcsim::sim::Sim, from: usize, to: usize| {
+        (0..s.net.ports.len())
+            .find(|&p| s.net.ports[p].node.idx() == from && s.net.ports[p].peer_node.idx() == to)
+            .unwrap()
+    };
+    let leaf = s.net.n_hosts;
+    let (up1, up2, down) = (port(&s, 1, leaf), port(&s, 2, leaf), port(&s, leaf, 0));
+    let _ = s.run_until(SimTime::from_us(2000));
+    let t0 = [
+        s.net.ports[up1].stats.tx_bytes,
+        s.net.ports[up2].stats.tx_bytes,
+    ];
+    let (mut sum, mut n) = (0u64, 0u64);
+    for k in 1..=10_000u64 {
+        let _ = s.run_until(SimTime::from_us(2000) + SimTime::from_ns(500 * k));
+        sum += s.net.ports[down].total_bytes;
+        n += 1;
+    }
+    let t1 = [
+        s.net.ports[up1].stats.tx_bytes,
+        s.net.ports[up2].stats.tx_bytes,
+    ];
+    let cap = 10e9 / 8.0 * 5e-3;
+    let share = [(t1[0] - t0[0]) as f64 / cap, (t1[1] - t0[1]) as f64 / cap];
+    let mean_q = sum as f64 / n as f64;
+    assert!(share[0] + share[1] > 0.95, "utilisation {share:?}");
+    assert!((share[0] - share[1]).abs() < 0.1, "unfair {share:?}");
+    assert!(
+        (15_000.0..=45_000.0).contains(&mean_q),
+        "mean queue {mean_q} B"
+    );
+}

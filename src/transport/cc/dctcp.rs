@@ -115,7 +115,11 @@ mod tests {
         let g = 1.0 / 16.0;
         let mut e = AlphaEstimator::new(0.0);
         // The first ACK closes the initial (empty) window: F = 0.
-        let fb = |newly, ece| AckFeedback { newly, ece };
+        let fb = |newly, ece| AckFeedback {
+            newly,
+            ece,
+            rtt: crate::units::SimTime::ZERO,
+        };
         assert!(e.on_ack(g, fb(1000, false), &view(1000, 8000)));
         assert_eq!(e.alpha, 0.0);
         // The next window runs to 8000: 7 ACKs, 2 marked; a duplicate ACK counts one MSS.

@@ -4,7 +4,8 @@
 //!   owns loss recovery (SACK scoreboard, fast recovery, timeouts) and asks its controller, at
 //!   fixed points of every ACK, what the feedback means for the window: [`reno`] (no ECN
 //!   reaction), [`dctcp`] (the marked fraction `alpha`, window cut by `alpha/2`), [`d2tcp`] and
-//!   [`pdtcp`] (DCTCP's `alpha` raised to a deadline-dependent exponent).
+//!   [`pdtcp`] (DCTCP's `alpha` raised to a deadline-dependent exponent), [`swift`] (delay
+//!   against a target).
 //! * The **rate family** ([`RateCc`]) paces an RDMA queue pair (`transport::rdma::qp`),
 //!   told about every acknowledgement ([`RateAck`]: sequence numbers, the congestion flag, the
 //!   RTT sample, echoed telemetry): [`dcqcn`], [`hpcc`], [`timely`], [`dctcp_rate`].
@@ -23,6 +24,7 @@ pub mod dctcp_rate;
 pub mod hpcc;
 pub mod pdtcp;
 pub mod reno;
+pub mod swift;
 pub mod timely;
 
 use crate::units::SimTime;
@@ -35,6 +37,7 @@ pub use dctcp_rate::DctcpRate;
 pub use hpcc::Hpcc;
 pub use pdtcp::Pdtcp;
 pub use reno::Reno;
+pub use swift::Swift;
 pub use timely::Timely;
 
 /// What a deadline-aware controller needs to know about its flow.
@@ -70,6 +73,8 @@ pub struct AckFeedback {
     pub newly: u64,
     /// The ACK echoes a CE mark.
     pub ece: bool,
+    /// The RTT sample of this ACK: now − the send time it echoes.
+    pub rtt: SimTime,
 }
 
 /// A window congestion controller (per-run parameters; per-flow state in `State`).
@@ -122,6 +127,7 @@ pub enum WindowCcSpec {
     Dctcp(Dctcp),
     D2tcp(D2tcp),
     Pdtcp(Pdtcp),
+    Swift(Swift),
 }
 
 /// One hop of in-band network telemetry, stamped by a switch as the packet leaves it (HPCC).
