@@ -243,6 +243,25 @@ pub enum PacingMode {
     AtSend,
 }
 
+/// How a host NIC picks among its ready flows (queue pairs) of one class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum NicOrder {
+    /// Round robin in the order flows became ready (a flow that sent goes to the back).
+    #[default]
+    Ready,
+    /// Round robin by flow index after the last one served (the HPCC ns-3 simulator's NIC).
+    Index,
+}
+
+/// `[nic]`: the host NIC's scheduling.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicConfig {
+    /// "ready" (default) or "index".
+    pub order: NicOrder,
+}
+
 /// `[routing]`: routing beyond shortest-path load balancing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -350,6 +369,8 @@ pub struct Config {
     pub routing: RoutingConfig,
     #[serde(default)]
     pub quirks: QuirksConfig,
+    #[serde(default)]
+    pub nic: NicConfig,
     #[serde(default)]
     pub hpcc: HpccConfig,
     #[serde(default)]

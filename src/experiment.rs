@@ -456,6 +456,10 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         seed: plan.seed,
         end_when: cfg.end_when,
     })?;
+    if cfg.nic.order == crate::config::NicOrder::Index {
+        let nq = sim.net.nq as usize;
+        sim.nic_rr_last = Some(vec![vec![u32::MAX; nq]; topo.n_hosts]);
+    }
     if let Some(pin) = &cfg.routing.pin {
         let endpoints = specs.iter().map(|f| (f.id, (f.src, f.dst))).collect();
         let pins = crate::net::pin::Pins::load(&base.join(pin), &sim.net, &endpoints)

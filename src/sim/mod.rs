@@ -205,6 +205,8 @@ pub struct Sim {
     telemetry: Option<telemetry::Telemetry>,
     /// Pinned paths (`[routing] pin`): switches forward these flows' packets along them.
     pub pins: Option<crate::net::pin::Pins>,
+    /// `[nic] order = "index"`: per host and NIC class, the index of the flow served last.
+    pub nic_rr_last: Option<Vec<Vec<u32>>>,
 }
 
 impl Sim {
@@ -327,6 +329,7 @@ impl Sim {
             sample_at: SimTime::MAX,
             telemetry,
             pins: None,
+            nic_rr_last: None,
         })
     }
 
@@ -937,6 +940,12 @@ impl Sim {
                 }
                 continue;
             }
+            if self.nic_rr_last.is_some() {
+                if let Some(pkt) = self.pull_by_index(h, p, c) {
+                    return Some(pkt);
+                }
+                continue;
+            }
             for _ in 0..self.ready[h][c].len() {
                 let Some(f) = self.ready[h][c].pop_front() else {
                     break;
@@ -986,6 +995,44 @@ impl Sim {
                 .expect("index within the ready list");
             self.flows[f.idx()].in_ready = false;
             if let Some(pkt) = self.emit_outlined(f) {
+                if self.can_send(f) {
+                    self.flows[f.idx()].in_ready = true;
+                    self.ready[h][c].push_back(f);
+                }
+                return Some(pkt);
+            }
+        }
+    }
+
+    /// `[nic] order = "index"`: the ready flow of class `c` with the smallest index after the
+    /// last one served (wrapping), as the HPCC ns-3 simulator's NIC round-robins over its
+    /// queue pairs.
+    #[inline(never)]
+    fn pull_by_index(&mut self, h: usize, p: PortId, c: usize) -> Option<Packet> {
+        let paused = self.net.ports[p.idx()].paused;
+        loop {
+            let last = self.nic_rr_last.as_ref().expect("index order")[h][c];
+            let mut best: Option<(usize, u32)> = None;
+            for (i, &f) in self.ready[h][c].iter().enumerate() {
+                if paused != 0
+                    && let Some(wp) = self.transport.next_prio(f, &self.flows[f.idx()])
+                    && paused & (1 << wp) != 0
+                {
+                    continue;
+                }
+                // Order: indices after `last` first, then the others, each ascending.
+                let key = f.0.wrapping_sub(last.wrapping_add(1));
+                if best.is_none_or(|(_, b)| key < b) {
+                    best = Some((i, key));
+                }
+            }
+            let (i, _) = best?;
+            let f = self.ready[h][c]
+                .remove(i)
+                .expect("index within the ready list");
+            self.flows[f.idx()].in_ready = false;
+            if let Some(pkt) = self.emit_outlined(f) {
+                self.nic_rr_last.as_mut().expect("index order")[h][c] = f.0;
                 if self.can_send(f) {
                     self.flows[f.idx()].in_ready = true;
                     self.ready[h][c].push_back(f);

@@ -56,8 +56,9 @@ enum Mode {
     Own,
     /// Every flow on the reference's paths (`flows/<scn>.pins.csv`).
     Pinned,
-    /// Pinned, and the reference's quirks emulated: serialization and pacing floored to whole
-    /// nanoseconds, the send time fixed when a packet leaves.
+    /// Pinned, and the reference's model emulated: serialization and pacing floored to whole
+    /// nanoseconds, the send time fixed when a packet leaves, the NIC serving queue pairs by
+    /// index.
     Quirks,
 }
 
@@ -81,6 +82,7 @@ fn dcsim(cc: &str, scn: &str, seeds: u32, mode: Mode) -> BTreeMap<u32, Vec<f64>>
     if mode == Mode::Quirks {
         c.quirks.ns_floor = true;
         c.rdma.pacing = dcsim::config::PacingMode::AtSend;
+        c.nic.order = dcsim::config::NicOrder::Index;
     }
     let base = Config::base_dir(Path::new(&path));
     c.validate(&path, &base).unwrap_or_else(|e| panic!("{e}"));
