@@ -229,6 +229,9 @@ pub struct QuirksConfig {
     /// nanoseconds, as the HPCC ns-3 simulator does (its links then run up to 1 % fast).
     /// Default false.
     pub ns_floor: bool,
+    /// Record HPCC's in-band telemetry in the HPCC ns-3 simulator's units (time in whole
+    /// nanoseconds, transmitted bytes in 512 B units, queue in 320 B units). Default false.
+    pub int_units: bool,
 }
 
 /// When an RDMA queue pair's rate changes, what happens to the send it already scheduled.

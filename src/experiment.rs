@@ -456,6 +456,9 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         seed: plan.seed,
         end_when: cfg.end_when,
     })?;
+    if cfg.quirks.int_units {
+        sim.quantize_telemetry();
+    }
     if cfg.nic.order == crate::config::NicOrder::Index {
         let nq = sim.net.nq as usize;
         sim.nic_rr_last = Some(vec![vec![u32::MAX; nq]; topo.n_hosts]);

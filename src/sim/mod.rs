@@ -333,6 +333,13 @@ impl Sim {
         })
     }
 
+    /// In-band telemetry in the reference's units (`[quirks] int_units`).
+    pub fn quantize_telemetry(&mut self) {
+        if let Some(t) = &mut self.telemetry {
+            t.quantize = true;
+        }
+    }
+
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.ev.popped()

@@ -9,8 +9,10 @@
 //! of `aux` of data packets and of their replies, whose low 32 bits name the RDMA message.
 //! Runs without telemetry allocate nothing and leave `aux` alone.
 //!
-//! Not modelled: the reference's field widths and units (24-bit nanosecond time, bytes in
-//! 512-byte units, queue in 320-byte units); values here are exact.
+//! Values are exact unless `quantize` (`[quirks] int_units`): then each hop is recorded in the
+//! HPCC ns-3 simulator's units (time in whole nanoseconds, transmitted bytes in 512-byte units,
+//! queue in 320-byte units, floored). Not modelled: the fields' wrap-around (20 and 17 bits,
+//! 24-bit time), which differences over one round trip never reach.
 
 use crate::net::packet::Packet;
 use crate::transport::cc::{IntHop, IntStack};
@@ -22,6 +24,8 @@ pub struct Telemetry {
     free: Vec<u32>,
     /// Slots in use (for the leak check).
     pub live: usize,
+    /// Record hops in the reference's units.
+    pub quantize: bool,
 }
 
 impl Telemetry {
@@ -50,8 +54,13 @@ impl Telemetry {
 
     /// A switch stamps a hop on `pkt`.
     #[inline]
-    pub fn push(&mut self, pkt: &Packet, hop: IntHop) {
+    pub fn push(&mut self, pkt: &Packet, mut hop: IntHop) {
         if let Some(s) = Self::slot_of(pkt) {
+            if self.quantize {
+                hop.time = crate::units::SimTime(hop.time.0 - hop.time.0 % 1000);
+                hop.tx_bytes -= hop.tx_bytes % 512;
+                hop.qlen -= hop.qlen % 320;
+            }
             self.slots[s as usize].push(hop);
         }
     }

@@ -58,7 +58,7 @@ enum Mode {
     Pinned,
     /// Pinned, and the reference's model emulated: serialization and pacing floored to whole
     /// nanoseconds, the send time fixed when a packet leaves, the NIC serving queue pairs by
-    /// index.
+    /// index, HPCC's telemetry in the reference's units.
     Quirks,
 }
 
@@ -83,6 +83,7 @@ fn dcsim(cc: &str, scn: &str, seeds: u32, mode: Mode) -> BTreeMap<u32, Vec<f64>>
         c.quirks.ns_floor = true;
         c.rdma.pacing = dcsim::config::PacingMode::AtSend;
         c.nic.order = dcsim::config::NicOrder::Index;
+        c.quirks.int_units = true;
     }
     let base = Config::base_dir(Path::new(&path));
     c.validate(&path, &base).unwrap_or_else(|e| panic!("{e}"));
