@@ -333,6 +333,11 @@ impl Sim {
         })
     }
 
+    /// Telemetry slots in use (0 once every packet's was freed; None without telemetry).
+    pub fn telemetry_live(&self) -> Option<usize> {
+        self.telemetry.as_ref().map(|t| t.live)
+    }
+
     /// In-band telemetry in the reference's units (`[quirks] int_units`).
     pub fn quantize_telemetry(&mut self) {
         if let Some(t) = &mut self.telemetry {
@@ -710,6 +715,16 @@ impl Sim {
             let rng = &mut self.net.switches[sw].rng;
             self.net.ports[out.idx()].maybe_mark(pkt, qb, rng);
         }
+        if self.telemetry.is_some() {
+            self.stamp(out, pkt);
+        }
+        self.release(sw, pkt.in_port, out, pkt.prio, pkt.size as u32);
+    }
+
+    /// In-band telemetry: a data packet leaving egress `out` collects the port's state.
+    #[cold]
+    #[inline(never)]
+    fn stamp(&mut self, out: PortId, pkt: &Packet) {
         if let Some(tm) = &mut self.telemetry
             && pkt.is_data()
         {
@@ -722,7 +737,24 @@ impl Sim {
             };
             tm.push(pkt, hop);
         }
-        self.release(sw, pkt.in_port, out, pkt.prio, pkt.size as u32);
+    }
+
+    /// Frees the telemetry slot `pkt` carries (runs with telemetry).
+    #[cold]
+    #[inline(never)]
+    fn release_telemetry(&mut self, pkt: &Packet) {
+        if let Some(tm) = &mut self.telemetry {
+            tm.release(pkt);
+        }
+    }
+
+    /// Gives a data packet a telemetry slot (runs with telemetry).
+    #[cold]
+    #[inline(never)]
+    fn attach_telemetry(&mut self, pkt: &mut Packet) {
+        if let Some(tm) = &mut self.telemetry {
+            tm.attach(pkt);
+        }
     }
 
     /// Returns `bytes` of priority `prio` that came in through `inp` and were held for egress
@@ -789,9 +821,10 @@ impl Sim {
     fn switch_receive(&mut self, node: NodeId, inp: PortId, mut pkt: Packet) {
         let sw = self.net.switch_idx(node);
         let now = self.now;
-        let pinned = match &self.pins {
-            Some(p) => p.next(self.ext_id(&pkt), pkt.is_data(), node),
-            None => None,
+        let pinned = if self.pins.is_some() {
+            self.pinned_port(node, &pkt)
+        } else {
+            None
         };
         let net = &mut self.net;
         let switch = &mut net.switches[sw];
@@ -896,6 +929,14 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// The port a pinned path (`[routing] pin`) sends `pkt` out of at `node`, if any.
+    #[cold]
+    #[inline(never)]
+    fn pinned_port(&self, node: NodeId, pkt: &Packet) -> Option<PortId> {
+        let pins = self.pins.as_ref()?;
+        pins.next(self.ext_id(pkt), pkt.is_data(), node)
     }
 
     /// The workload's id of the flow (or RDMA message) packet `pkt` belongs to.
@@ -1074,8 +1115,8 @@ impl Sim {
             self.wake.is_empty(),
             "a transport woke a flow while sending"
         );
-        if sent && let Some(tm) = &mut self.telemetry {
-            tm.attach(&mut pkt);
+        if sent && self.telemetry.is_some() {
+            self.attach_telemetry(&mut pkt);
         }
         sent.then_some(pkt)
     }
@@ -1162,16 +1203,15 @@ impl Sim {
         self.make_ready(f);
     }
 
+    #[inline(never)]
     fn host_receive(&mut self, pkt: Packet) {
         self.cons.delivered_pkts += 1;
         self.cons.delivered_bytes += pkt.size as u64;
         if pkt.is_data() {
             let (t, mut h) = self.host();
             let rx = t.on_data(&mut h, &pkt);
-            if let Some(tm) = &mut self.telemetry
-                && rx.reply.is_none()
-            {
-                tm.release(&pkt);
+            if rx.reply.is_none() && self.telemetry.is_some() {
+                self.release_telemetry(&pkt);
             }
             if let Some(mut ctl) = rx.reply {
                 if let Some(a) = &mut self.attrib {
@@ -1186,8 +1226,8 @@ impl Sim {
         } else {
             let (t, mut h) = self.host();
             let wake = t.on_control(&mut h, &pkt);
-            if let Some(tm) = &mut self.telemetry {
-                tm.release(&pkt);
+            if self.telemetry.is_some() {
+                self.release_telemetry(&pkt);
             }
             self.flush_wakes();
             if wake {

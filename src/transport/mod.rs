@@ -511,7 +511,7 @@ impl Transport {
     }
 
     /// A control packet (ACK, NACK) of flow `pkt.flow` reached its sender; true: wake the flow.
-    #[inline]
+    #[inline(always)]
     pub fn on_control(&mut self, h: &mut impl Host, pkt: &Packet) -> bool {
         each!(self, t => t.on_control(h, pkt))
     }

@@ -417,3 +417,19 @@ fn timely_builds_the_queue_to_t_low_and_keeps_it_below_t_high() {
         "a sender starved: {share:?}"
     );
 }
+
+#[test]
+fn hpcc_frees_every_telemetry_slot() {
+    // An 8-to-1 incast with HPCC to completion: every data packet's telemetry slot comes back
+    // (with its ACK), none leaks; runs without telemetry allocate none.
+    let c = cfg(&format!(
+        "schemes = [\"HPCC\"]\n{FABRIC}[workload]\nkind = \"incast\"\nfan_in = 8\nsize = \"500KB\"\nreceiver = 0\n"
+    ));
+    let mut s = sim(&c, "HPCC");
+    let reason = s.run_until(SimTime::MAX).unwrap();
+    let r = collect(&s, &c, "HPCC", reason);
+    assert_eq!(r.totals.finished, 8);
+    assert_eq!(s.telemetry_live(), Some(0));
+    let s = sim(&c, "DCQCN");
+    assert_eq!(s.telemetry_live(), None);
+}
