@@ -1145,6 +1145,27 @@ impl Config {
                 format!("must hold at least one packet ({packet} B)"),
             ));
         }
+        if let Some(pin) = &self.routing.pin {
+            let path = base.join(pin);
+            match std::fs::read_to_string(&path) {
+                Err(e) => {
+                    return Err(err(
+                        "routing.pin",
+                        format!("cannot read {}: {e}", path.display()),
+                    ));
+                }
+                Ok(t) if t.lines().next().map(str::trim) != Some("flow_id,direction,nodes") => {
+                    return Err(err(
+                        "routing.pin",
+                        format!(
+                            "{}: line 1: the header must be `flow_id,direction,nodes`",
+                            path.display()
+                        ),
+                    ));
+                }
+                Ok(_) => {}
+            }
+        }
         let hp = &self.hpcc;
         if !(hp.eta > 0.0 && hp.eta <= 1.0) {
             return Err(err(
