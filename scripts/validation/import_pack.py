@@ -13,7 +13,7 @@ The experiments reproduce the pack's setup (README "Common setup", "CC configura
 facts"): k = 4 fat-tree, 100 Gbps, 1 us links; 1000 B payloads; wire header 48 B plus the CC's
 INT bytes (HPCC 42, TIMELY 8); ACK 60 B (HPCC 88 B) in the data queue; 32 MiB shared buffer per
 switch with PFC (alpha 1/8, reserve 4 KiB, headroom 3 x rate x delay = 37.5 KB, resume offset
-3 KiB); ECN at dequeue with KMIN/KMAX/PMAX 400 KB/1600 KB/0.2 (DCTCP 300 KB/300 KB/1.0); a queue
+3 KiB, 43 B pause frames); ECN at dequeue with KMIN/KMAX/PMAX 400 KB/1600 KB/0.2 (DCTCP 300 KB/300 KB/1.0); a queue
 pair per flow. Regenerate after changing this script; the files are committed.
 """
 import csv
@@ -72,6 +72,7 @@ resume_offset = "3KiB"
 
 [switch.pfc]
 enabled = true
+frame_size = "43B"
 
 [workload]
 kind = "csv"

@@ -35,6 +35,10 @@ pub struct PfcConfig {
     pub enabled: bool,
     /// Lossless priorities (queue indices). Default: every queue.
     pub priorities: Option<Vec<u8>>,
+    /// Wire size of a pause frame, 1B..=1500B. Default 64B (the minimum Ethernet frame; the
+    /// HPCC ns-3 simulator's are 43B).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_size: Option<crate::units::Bytes>,
 }
 
 impl PfcConfig {
@@ -122,6 +126,14 @@ impl SwitchConfig {
                     ));
                 }
             }
+        }
+        if let Some(f) = self.pfc.frame_size
+            && !(1..=1500).contains(&f.0)
+        {
+            return Err((
+                "pfc.frame_size".into(),
+                format!("must be in 1B..=1500B, got {f}"),
+            ));
         }
         Ok(())
     }

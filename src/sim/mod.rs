@@ -55,7 +55,7 @@ fn port_node_idx(net: &Network, p: PortId) -> usize {
     net.ports[p.idx()].node.idx()
 }
 
-/// Wire size of a PFC frame.
+/// Wire size of a PFC frame unless `[switch.pfc] frame_size` says otherwise.
 pub const PFC_FRAME_BYTES: u32 = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,10 +207,18 @@ pub struct Sim {
     pub pins: Option<crate::net::pin::Pins>,
     /// `[nic] order = "index"`: per host and NIC class, the index of the flow served last.
     pub nic_rr_last: Option<Vec<Vec<u32>>>,
+    /// Wire bytes of a PFC frame.
+    pfc_frame: u32,
 }
 
 impl Sim {
     pub fn new(s: SimSetup) -> Result<Sim, String> {
+        let pfc_frame = s
+            .build
+            .switch
+            .pfc
+            .frame_size
+            .map_or(PFC_FRAME_BYTES, |b| b.0 as u32);
         let net = Network::build(s.topo, &s.build)?;
         let nq = net.nq as usize;
         if s.data_prio as usize >= nq || s.ack_prio as usize >= nq {
@@ -330,6 +338,7 @@ impl Sim {
             telemetry,
             pins: None,
             nic_rr_last: None,
+            pfc_frame,
         })
     }
 
@@ -776,7 +785,7 @@ impl Sim {
     /// Sends a PFC frame out of switch port `in_port` to the port feeding it.
     fn send_pfc(&mut self, in_port: PortId, prio: u8, pause: bool) {
         let port = &self.net.ports[in_port.idx()];
-        let at = self.now + port.ser_time(PFC_FRAME_BYTES) + port.delay;
+        let at = self.now + port.ser_time(self.pfc_frame) + port.delay;
         let upstream = port.peer;
         self.ev.push(
             at,
