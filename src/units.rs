@@ -28,6 +28,10 @@ impl SimTime {
     pub const fn from_ps(ps: u64) -> Self {
         SimTime(ps)
     }
+    /// Truncated to whole nanoseconds (ns-3's double-to-`Time` conversion).
+    pub const fn floor_ns(self) -> Self {
+        SimTime(self.0 - self.0 % 1000)
+    }
     pub const fn from_ns(ns: u64) -> Self {
         SimTime(ns * 1_000)
     }

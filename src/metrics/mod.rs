@@ -45,27 +45,16 @@ pub fn ideal_fct(
     rev: &[Hop],
     ack: Option<u32>,
 ) -> SimTime {
-    ideal_fct_multipath(size, mss, header, fwd, &[], rev, ack)
+    ideal_fct_with(size, mss, header, fwd, &[], rev, ack, false)
 }
 
 /// [`ideal_fct`] for a flow whose packets may take `widths[k]` parallel equal links at hop
 /// `k` (missing entries: 1): the full packets cross hop `k` in at least `⌈(n−1)/w_k⌉` rounds,
 /// so the last full packet leaves it no earlier than `⌈(n−1)/w_k⌉ − 1` serializations after
 /// the first. With every width 1 this is the single-path formula.
-pub fn ideal_fct_multipath(
-    size: u64,
-    mss: u32,
-    header: u32,
-    fwd: &[Hop],
-    widths: &[u32],
-    rev: &[Hop],
-    ack: Option<u32>,
-) -> SimTime {
-    ideal_fct_with(size, mss, header, fwd, widths, rev, ack, false)
-}
-
-/// [`ideal_fct_multipath`] with serialization times floored to whole nanoseconds when
-/// `ns_floor` (`[quirks] ns_floor`: the ideal follows the links' timing).
+///
+/// With `ns_floor` (`[quirks] ns_floor`) serialization times are floored to whole nanoseconds,
+/// so the ideal follows the links' timing.
 #[allow(clippy::too_many_arguments)]
 pub fn ideal_fct_with(
     size: u64,
@@ -144,11 +133,7 @@ pub fn ideal_fct_with(
 
 fn ser(r: crate::units::BitRate, bytes: u64, ns_floor: bool) -> SimTime {
     let t = r.ser_time(bytes);
-    if ns_floor {
-        SimTime(t.0 - t.0 % 1000)
-    } else {
-        t
-    }
+    if ns_floor { t.floor_ns() } else { t }
 }
 
 /// Nearest-rank percentile of sorted values (`p` in [0, 1]).

@@ -67,7 +67,7 @@ pub struct LbParams {
 }
 
 impl LbParams {
-    /// ECMP with the defaults of the other kinds' parameters (tests).
+    /// Load balancer `kind` with the defaults of the other kinds' parameters (tests).
     pub fn new(kind: LbKind) -> Self {
         LbParams {
             kind,

@@ -388,11 +388,7 @@ impl Port {
             SimTime(bytes as u64 * self.ps_per_byte)
         } else {
             let t = self.rate.ser_time(bytes as u64);
-            if self.floor_ns {
-                SimTime(t.0 - t.0 % 1000)
-            } else {
-                t
-            }
+            if self.floor_ns { t.floor_ns() } else { t }
         }
     }
 

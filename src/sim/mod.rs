@@ -74,6 +74,15 @@ enum Ev {
     StartFlow(FlowId),
 }
 
+/// How a host NIC orders a class's ready flows when not in the order they became ready.
+#[derive(Clone, Copy, Debug)]
+enum NicPick {
+    /// pFabric: the smallest rank.
+    Rank(RankKind),
+    /// `[nic] order = "index"`: round robin by flow index.
+    Index,
+}
+
 /// Byte and packet conservation counters (wire bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Conservation {
@@ -991,14 +1000,12 @@ impl Sim {
         // the flow of the smallest rank first). A flow whose next packet's priority is paused
         // by PFC waits (head-of-line in its flow).
         for c in 0..nq {
-            if let Some(kind) = self.nic_rank {
-                if let Some(pkt) = self.pull_by_rank(h, p, c, kind) {
-                    return Some(pkt);
-                }
-                continue;
-            }
-            if self.nic_rr_last.is_some() {
-                if let Some(pkt) = self.pull_by_index(h, p, c) {
+            let pick = match self.nic_rank {
+                Some(kind) => Some(NicPick::Rank(kind)),
+                None => self.nic_rr_last.is_some().then_some(NicPick::Index),
+            };
+            if let Some(pick) = pick {
+                if let Some(pkt) = self.pull_by_key(h, p, c, pick) {
                     return Some(pkt);
                 }
                 continue;
@@ -1029,56 +1036,32 @@ impl Sim {
         None
     }
 
-    /// pFabric's NIC: the next packet of the ready flow of class `c` with the smallest rank
-    /// (the first in ready order on ties).
+    /// The next packet of the ready flow of class `c` that `pick` puts first (the first in
+    /// ready order on ties), skipping flows whose next packet's priority is paused: pFabric's
+    /// NIC (smallest rank) or `[nic] order = "index"` (the smallest index after the last one
+    /// served, wrapping, as the HPCC ns-3 simulator's NIC round-robins over its queue pairs).
     #[inline(never)]
-    fn pull_by_rank(&mut self, h: usize, p: PortId, c: usize, kind: RankKind) -> Option<Packet> {
+    fn pull_by_key(&mut self, h: usize, p: PortId, c: usize, pick: NicPick) -> Option<Packet> {
         let paused = self.net.ports[p.idx()].paused;
         loop {
+            let last = match (pick, &self.nic_rr_last) {
+                (NicPick::Index, Some(l)) => l[h][c],
+                _ => 0,
+            };
             let mut best: Option<(usize, u64)> = None;
             for (i, &f) in self.ready[h][c].iter().enumerate() {
                 let fl = &self.flows[f.idx()];
-                if paused & (1 << fl.prio) != 0 {
-                    continue;
-                }
-                let r = self.transport.rank(f, fl, kind);
-                if best.is_none_or(|(_, b)| r < b) {
-                    best = Some((i, r));
-                }
-            }
-            let (i, _) = best?;
-            let f = self.ready[h][c]
-                .remove(i)
-                .expect("index within the ready list");
-            self.flows[f.idx()].in_ready = false;
-            if let Some(pkt) = self.emit_outlined(f) {
-                if self.can_send(f) {
-                    self.flows[f.idx()].in_ready = true;
-                    self.ready[h][c].push_back(f);
-                }
-                return Some(pkt);
-            }
-        }
-    }
-
-    /// `[nic] order = "index"`: the ready flow of class `c` with the smallest index after the
-    /// last one served (wrapping), as the HPCC ns-3 simulator's NIC round-robins over its
-    /// queue pairs.
-    #[inline(never)]
-    fn pull_by_index(&mut self, h: usize, p: PortId, c: usize) -> Option<Packet> {
-        let paused = self.net.ports[p.idx()].paused;
-        loop {
-            let last = self.nic_rr_last.as_ref().expect("index order")[h][c];
-            let mut best: Option<(usize, u32)> = None;
-            for (i, &f) in self.ready[h][c].iter().enumerate() {
                 if paused != 0
-                    && let Some(wp) = self.transport.next_prio(f, &self.flows[f.idx()])
+                    && let Some(wp) = self.transport.next_prio(f, fl)
                     && paused & (1 << wp) != 0
                 {
                     continue;
                 }
-                // Order: indices after `last` first, then the others, each ascending.
-                let key = f.0.wrapping_sub(last.wrapping_add(1));
+                let key = match pick {
+                    NicPick::Rank(kind) => self.transport.rank(f, fl, kind),
+                    // Indices after `last` first, then the others, each ascending.
+                    NicPick::Index => f.0.wrapping_sub(last.wrapping_add(1)) as u64,
+                };
                 if best.is_none_or(|(_, b)| key < b) {
                     best = Some((i, key));
                 }
@@ -1089,7 +1072,9 @@ impl Sim {
                 .expect("index within the ready list");
             self.flows[f.idx()].in_ready = false;
             if let Some(pkt) = self.emit_outlined(f) {
-                self.nic_rr_last.as_mut().expect("index order")[h][c] = f.0;
+                if let (NicPick::Index, Some(l)) = (pick, &mut self.nic_rr_last) {
+                    l[h][c] = f.0;
+                }
                 if self.can_send(f) {
                     self.flows[f.idx()].in_ready = true;
                     self.ready[h][c].push_back(f);

@@ -57,7 +57,7 @@ impl Telemetry {
     pub fn push(&mut self, pkt: &Packet, mut hop: IntHop) {
         if let Some(s) = Self::slot_of(pkt) {
             if self.quantize {
-                hop.time = crate::units::SimTime(hop.time.0 - hop.time.0 % 1000);
+                hop.time = hop.time.floor_ns();
                 hop.tx_bytes -= hop.tx_bytes % 512;
                 hop.qlen -= hop.qlen % 320;
             }

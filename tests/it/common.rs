@@ -4,6 +4,13 @@ use dcsim::sim::Sim;
 use std::path::Path;
 use std::time::Instant;
 
+/// The port of node `from` whose link leads to node `to`.
+pub fn port_between(s: &Sim, from: usize, to: usize) -> usize {
+    (0..s.net.ports.len())
+        .find(|&p| s.net.ports[p].node.idx() == from && s.net.ports[p].peer_node.idx() == to)
+        .unwrap_or_else(|| panic!("no link from node {from} to node {to}"))
+}
+
 /// Parses and validates a config given inline.
 pub fn cfg(toml: &str) -> Config {
     let c = Config::parse(toml, "<test>").unwrap_or_else(|e| panic!("{e}"));

@@ -208,11 +208,7 @@ fn swift_holds_the_delay_at_its_target() {
            { src = 1, dst = 0, size = \"30MB\" },\n\
            { src = 2, dst = 0, size = \"30MB\" },\n]\n");
     let mut s = sim(&c, "Swift");
-    let port = |s: &dcsim::sim::Sim, from: usize, to: usize| {
-        (0..s.net.ports.len())
-            .find(|&p| s.net.ports[p].node.idx() == from && s.net.ports[p].peer_node.idx() == to)
-            .unwrap()
-    };
+    let port = crate::common::port_between;
     let leaf = s.net.n_hosts;
     let (up1, up2, down) = (port(&s, 1, leaf), port(&s, 2, leaf), port(&s, leaf, 0));
     let _ = s.run_until(SimTime::from_us(2000));

@@ -331,11 +331,7 @@ fn two_to_one(scheme: &str, extra: &str) -> ([f64; 2], f64, u64) {
         flows(&[(1, 0, 20_000_000, 0), (2, 0, 20_000_000, 0)])
     ));
     let mut s = sim(&c, scheme);
-    let port = |s: &Sim, from: usize, to: usize| {
-        (0..s.net.ports.len())
-            .find(|&p| s.net.ports[p].node.idx() == from && s.net.ports[p].peer_node.idx() == to)
-            .unwrap()
-    };
+    let port = crate::common::port_between;
     let leaf = s.net.n_hosts;
     let (up1, up2, down) = (port(&s, 1, leaf), port(&s, 2, leaf), port(&s, leaf, 0));
     let _ = s.run_until(SimTime::from_us(100));

@@ -240,13 +240,11 @@ mod tests {
         assert!((s.u - 0.1).abs() < 0.01, "u {}", s.u);
         // An idle hop (u = 0) never becomes the most loaded one, so it does not move u (the
         // reference's `u > U` with U starting at 0).
-        let u = s.u;
         let h = [hop(1_000_000, 0, 0), hop(1_000_000, 0, 0)];
         let mut z = c.state(100e9);
         c.on_ack(&mut z, &ack(1, 10, &h));
         let h = [hop(1_001_000, 0, 0), hop(1_001_000, 0, 0)];
         c.on_ack(&mut z, &ack(11, 20, &h));
         assert_eq!(z.u, 1.0);
-        let _ = u;
     }
 }
