@@ -381,6 +381,10 @@ pub struct Config {
     #[serde(default)]
     pub dctcp_rdma: DctcpRdmaConfig,
     #[serde(default)]
+    pub powertcp: PowerTcpConfig,
+    #[serde(default)]
+    pub irn: IrnConfig,
+    #[serde(default)]
     pub swift: SwiftConfig,
     #[serde(default)]
     pub udp: UdpConfig,
@@ -485,6 +489,27 @@ impl Default for HpccConfig {
     }
 }
 
+/// `[powertcp]`: PowerTCP (scheme `PowerTCP`). Defaults: the PowerTCP paper's γ = 0.9; the
+/// additive increase of HPCC (so that the two compare on equal terms) [reconstruction].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PowerTcpConfig {
+    /// EWMA weight γ of the window update, (0, 1]. Default 0.9.
+    pub gamma: f64,
+    /// Additive increase β as a rate (β = rate_ai × base RTT in bytes). Default: host rate /
+    /// 2500 (40Mbps at 100 Gbps, HPCC's W_AI).
+    pub rate_ai: Option<BitRate>,
+}
+
+impl Default for PowerTcpConfig {
+    fn default() -> Self {
+        PowerTcpConfig {
+            gamma: 0.9,
+            rate_ai: None,
+        }
+    }
+}
+
 /// `[timely]`: TIMELY (scheme `TIMELY`). Defaults: the HPCC ns-3 simulator's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -571,6 +596,45 @@ impl Default for DctcpRdmaConfig {
     }
 }
 
+/// `[irn]`: IRN loss recovery (scheme `IRN`, or `[rdma] recovery = "irn"`). Defaults: the
+/// IRN paper (SIGCOMM 2018, 40 Gbps): RTO_low 100 us for N = 3 packets in flight or fewer,
+/// RTO_high 320 us, BDP cap one bandwidth-delay product.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IrnConfig {
+    /// Timeout with at most `low_pkts` packets in flight, > 0. Default 100us.
+    pub rto_low: SimTime,
+    /// Timeout otherwise, >= rto_low. Default 320us.
+    pub rto_high: SimTime,
+    /// N, 0..=1000000. Default 3.
+    pub low_pkts: u64,
+    /// BDP-FC: bytes of PSNs in flight per queue pair, rounded up to whole packets: "bdp"
+    /// (default: the network's largest bandwidth-delay product, as `[rdma] window = "bdp"`)
+    /// or a size (at least one packet).
+    pub bdp_cap: WindowSpec,
+}
+
+impl Default for IrnConfig {
+    fn default() -> Self {
+        IrnConfig {
+            rto_low: SimTime::from_us(100),
+            rto_high: SimTime::from_us(320),
+            low_pkts: 3,
+            bdp_cap: WindowSpec::Bdp,
+        }
+    }
+}
+
+/// Loss recovery of RDMA queue pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossRecovery {
+    /// Go-back-N on a NACK or timeout (RoCEv2 NICs, the HPCC ns-3 simulator).
+    GoBackN,
+    /// IRN's selective repeat with a BDP cap and two timeouts (`[irn]`).
+    Irn,
+}
+
 /// `[rdma]`: the RoCEv2 transport (GPMP spec §3 and §5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -590,7 +654,7 @@ pub struct RdmaConfig {
     /// Default: none (HPCC's lossless model relies on NACKs alone; with PFC a long pause is
     /// not a loss). Set it (e.g. "1ms") when the fabric can drop.
     pub rto: Option<SimTime>,
-    /// Bytes in flight per queue pair. Default: "bdp" for HPCC and DCTCP-RDMA, "none"
+    /// Bytes in flight per queue pair. Default: "bdp" for HPCC, PowerTCP and DCTCP-RDMA, "none"
     /// otherwise (the HPCC ns-3 presets' `HAS_WIN`).
     pub window: Option<WindowSpec>,
     /// Scale the window by rate / line rate (`VAR_WIN`). Default: with the window.
@@ -600,6 +664,10 @@ pub struct RdmaConfig {
     /// What a rate change does to an already scheduled send: "repace" (default) or
     /// "at_send" (the reference's).
     pub pacing: PacingMode,
+    /// Loss recovery of reliable-connection queue pairs: "go_back_n" or "irn". Default:
+    /// "irn" for scheme IRN, "go_back_n" otherwise (MP-RDMA has its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<LossRecovery>,
 }
 
 impl Default for RdmaConfig {
@@ -615,6 +683,7 @@ impl Default for RdmaConfig {
             var_win: None,
             ack_size: None,
             pacing: PacingMode::Repace,
+            recovery: None,
         }
     }
 }
@@ -981,7 +1050,13 @@ impl Config {
                         ));
                     }
                 }
-                if scheme.transport == TransportKind::Rdma && self.rdma.rto.is_none() {
+                if scheme.transport == TransportKind::Rdma {
+                    self.irn_for(&scheme).map_err(|m| err("rdma.recovery", m))?;
+                }
+                if scheme.transport == TransportKind::Rdma
+                    && self.rdma.rto.is_none()
+                    && !self.irn_for(&scheme).unwrap_or(false)
+                {
                     let sw = self.switch_for(&scheme);
                     let lossless = sw.pfc.mask(sw.queues);
                     let data = if scheme.class_prio { 0b110 } else { 0b010 };
@@ -1166,6 +1241,13 @@ impl Config {
                 Ok(_) => {}
             }
         }
+        let pt = &self.powertcp;
+        if !(pt.gamma > 0.0 && pt.gamma <= 1.0) {
+            return Err(err(
+                "powertcp.gamma",
+                format!("must be in (0, 1], got {}", pt.gamma),
+            ));
+        }
         let hp = &self.hpcc;
         if !(hp.eta > 0.0 && hp.eta <= 1.0) {
             return Err(err(
@@ -1215,6 +1297,37 @@ impl Config {
                 "swift.fs_min_cwnd",
                 "must be > 0 and below swift.fs_max_cwnd".into(),
             ));
+        }
+        let irn = &self.irn;
+        if irn.rto_low == SimTime::ZERO {
+            return Err(err("irn.rto_low", "must be > 0".into()));
+        }
+        if irn.rto_high < irn.rto_low {
+            return Err(err(
+                "irn.rto_high",
+                format!("must be >= irn.rto_low ({})", irn.rto_low),
+            ));
+        }
+        if irn.low_pkts > 1_000_000 {
+            return Err(err(
+                "irn.low_pkts",
+                format!("must be in 0..=1000000, got {}", irn.low_pkts),
+            ));
+        }
+        match irn.bdp_cap {
+            WindowSpec::None => {
+                return Err(err(
+                    "irn.bdp_cap",
+                    "IRN needs a cap: \"bdp\" or a size".into(),
+                ));
+            }
+            WindowSpec::Bytes(b) if b.0 < self.packet.mss.0 => {
+                return Err(err(
+                    "irn.bdp_cap",
+                    format!("must hold one packet ({} B)", self.packet.mss.0),
+                ));
+            }
+            _ => {}
         }
         let dr = &self.dctcp_rdma;
         if !(dr.g > 0.0 && dr.g <= 1.0) {
@@ -1676,6 +1789,24 @@ impl Config {
         }
     }
 
+    /// Whether RDMA scheme `scheme`'s queue pairs recover losses with IRN (else go-back-N):
+    /// `[rdma] recovery`, by default IRN for the IRN scheme only; an error for a contradiction.
+    pub fn irn_for(&self, scheme: &Scheme) -> Result<bool, String> {
+        let mprdma = scheme.rdma_host == Some(crate::scheme::RdmaHostKind::MpRdma);
+        match self.rdma.recovery {
+            None => Ok(scheme.irn),
+            Some(LossRecovery::GoBackN) if scheme.irn => Err(format!(
+                "scheme {} is IRN's loss recovery; \"go_back_n\" contradicts it",
+                scheme.name
+            )),
+            Some(LossRecovery::Irn) if mprdma => Err(format!(
+                "scheme {} has its own loss recovery; \"irn\" applies to queue-pair schemes",
+                scheme.name
+            )),
+            Some(r) => Ok(r == LossRecovery::Irn),
+        }
+    }
+
     /// The short-message threshold in bytes.
     pub fn short_threshold(&self) -> u64 {
         match self.gpmp.short_threshold_time {
@@ -1707,6 +1838,11 @@ impl Config {
             s.scheduler = crate::net::port::SchedulerConfig::Pfabric;
             s.buffer.kind = crate::net::buffer::BufferKind::Static;
             s.buffer.per_port = Bytes(self.pfabric_buffer());
+        }
+        if scheme.irn {
+            // IRN's premise: a lossy fabric, no PFC (`[rdma] recovery = "irn"` on another
+            // scheme keeps `[switch.pfc]` as configured).
+            s.pfc.enabled = false;
         }
         if scheme.gpmp_switch {
             let mut min_rate = vec![BitRate(0); s.queues as usize];

@@ -11,7 +11,7 @@ use crate::net::lb::LbParams;
 use crate::scheme::RateCcKind;
 use crate::transport::TransportSpec;
 use crate::transport::cc::{D2tcp, Dctcp, Pdtcp, Swift, WindowCcSpec};
-use crate::transport::cc::{DctcpRate, Hpcc, Timely};
+use crate::transport::cc::{DctcpRate, Hpcc, PowerTcp, Timely};
 use crate::transport::rdma::{ConnSpec, RdmaSpec};
 use crate::transport::tcp::{RankKind, TcpParams};
 use crate::units::SimTime;
@@ -158,6 +158,15 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
                     hai_after: 5,
                 })
             }
+            RateCcKind::PowerTcp => ConnSpec::PowerTcp(PowerTcp {
+                gamma: cfg.powertcp.gamma,
+                rai_bps: cfg
+                    .powertcp
+                    .rate_ai
+                    .map_or(host_bps / 2500.0, |r| r.bps() as f64),
+                min_rate_bps: min_rate,
+                base_rtt: max_rtt,
+            }),
             RateCcKind::DctcpRate => ConnSpec::DctcpRate(DctcpRate {
                 g: cfg.dctcp_rdma.g,
                 rai_bps: cfg
@@ -169,7 +178,10 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
             }),
         }
     };
-    let windowed = matches!(cc, RateCcKind::Hpcc | RateCcKind::DctcpRate);
+    let windowed = matches!(
+        cc,
+        RateCcKind::Hpcc | RateCcKind::DctcpRate | RateCcKind::PowerTcp
+    );
     let window = match cfg.rdma.window {
         Some(WindowSpec::None) => None,
         Some(WindowSpec::Bdp) => Some(max_bdp),
@@ -191,6 +203,19 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
             var_win: cfg.rdma.var_win.unwrap_or(window.is_some()),
             repace: cfg.rdma.pacing == crate::config::PacingMode::Repace,
             ns_floor: cfg.quirks.ns_floor,
+            irn: cfg.irn_for(scheme).unwrap_or(false).then(|| {
+                let mtu = cfg.packet.mss.0;
+                let cap = match cfg.irn.bdp_cap {
+                    WindowSpec::Bytes(b) => b.0,
+                    WindowSpec::Bdp | WindowSpec::None => max_bdp,
+                };
+                crate::transport::rdma::irn::IrnParams {
+                    rto_low: cfg.irn.rto_low,
+                    rto_high: cfg.irn.rto_high,
+                    low_pkts: cfg.irn.low_pkts,
+                    bdp_cap: cap.div_ceil(mtu).max(1),
+                }
+            }),
         },
         sched,
         short_threshold: cfg.short_threshold(),

@@ -61,6 +61,7 @@ pub enum RateCcKind {
     Timely,
     /// The HPCC ns-3 simulator's rate-based DCTCP.
     DctcpRate,
+    PowerTcp,
 }
 
 /// A scheme: a named bundle of choices.
@@ -76,6 +77,8 @@ pub struct Scheme {
     pub rdma_host: Option<RdmaHostKind>,
     /// RDMA: the queue pairs' rate controller.
     pub rate_cc: Option<RateCcKind>,
+    /// RDMA: IRN loss recovery (selective repeat, BDP cap) instead of go-back-N.
+    pub irn: bool,
     /// Short and long messages use different switch queues (global consistent priority).
     pub class_prio: bool,
     /// Switches run GPMP's strict priority with minimum bandwidth and per-priority buffer
@@ -95,6 +98,7 @@ pub struct Bundle {
     pub lb: Option<LbKind>,
     pub rdma_host: Option<RdmaHostKind>,
     pub rate_cc: Option<RateCcKind>,
+    pub irn: bool,
     pub class_prio: bool,
     pub gpmp_switch: bool,
     pub notes: &'static str,
@@ -115,6 +119,7 @@ const fn tcp(
         lb: None,
         rdma_host: None,
         rate_cc: None,
+        irn: false,
         class_prio: false,
         gpmp_switch: false,
         notes,
@@ -137,6 +142,7 @@ const fn rdma(
         lb: Some(LbKind::Ecmp),
         rdma_host: Some(host),
         rate_cc: Some(RateCcKind::Dcqcn),
+        irn: false,
         class_prio,
         gpmp_switch,
         notes,
@@ -248,6 +254,21 @@ pub const BUNDLES: &[Bundle] = &[
         "RoCEv2 queue pair per message with TIMELY: RTT-gradient rate control (CC_MODE 7)",
         RateCcKind::Timely,
         "TIMELY as the HPCC ns-3 simulator implements it (update once per RTT of bytes)",
+    ),
+    Bundle {
+        irn: true,
+        ..rdma_cc(
+            "IRN",
+            "RoCEv2 queue pair per message with DCQCN and IRN loss recovery: selective repeat, BDP cap, no PFC needed",
+            RateCcKind::Dcqcn,
+            "IRN (SIGCOMM 2018) from its published description: write-like messages only; [irn]",
+        )
+    },
+    rdma_cc(
+        "PowerTCP",
+        "RoCEv2 queue pair per message with PowerTCP: window from bottleneck power (queue x its gradient), in-band telemetry",
+        RateCcKind::PowerTcp,
+        "RECONSTRUCTED from the PowerTCP paper (NSDI 2022, Algorithm 1, INT variant) on RoCE queue pairs; [powertcp]",
     ),
     rdma_cc(
         "DCTCP-RDMA",
@@ -379,6 +400,7 @@ impl Scheme {
             lb,
             rdma_host: b.rdma_host,
             rate_cc: b.rate_cc,
+            irn: b.irn,
             class_prio: b.class_prio,
             gpmp_switch: b.gpmp_switch,
             notes,

@@ -331,6 +331,7 @@ pub enum Transport {
     Hpcc(Box<rdma::Rdma<rdma::qp::RcQp<cc::Hpcc>>>),
     Timely(Box<rdma::Rdma<rdma::qp::RcQp<cc::Timely>>>),
     DctcpRdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DctcpRate>>>),
+    PowerTcp(Box<rdma::Rdma<rdma::qp::RcQp<cc::PowerTcp>>>),
     /// MP-RDMA connections.
     MpRdma(Box<rdma::Rdma<rdma::mprdma::MpQp>>),
 }
@@ -350,6 +351,7 @@ macro_rules! each {
             Transport::Hpcc($t) => $e,
             Transport::Timely($t) => $e,
             Transport::DctcpRdma($t) => $e,
+            Transport::PowerTcp($t) => $e,
             Transport::MpRdma($t) => $e,
         }
     };
@@ -371,6 +373,7 @@ macro_rules! with_tcp {
             | Transport::Hpcc(_)
             | Transport::Timely(_)
             | Transport::DctcpRdma(_)
+            | Transport::PowerTcp(_)
             | Transport::MpRdma(_) => $other,
         }
     };
@@ -386,6 +389,7 @@ macro_rules! with_rdma {
             Transport::Hpcc($t) => $e,
             Transport::Timely($t) => $e,
             Transport::DctcpRdma($t) => $e,
+            Transport::PowerTcp($t) => $e,
             Transport::MpRdma($t) => $e,
             _ => $other,
         }
@@ -443,6 +447,9 @@ impl Transport {
                     }
                     rdma::ConnSpec::DctcpRate(c) => {
                         Transport::DctcpRdma(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
+                    }
+                    rdma::ConnSpec::PowerTcp(c) => {
+                        Transport::PowerTcp(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
                     }
                     rdma::ConnSpec::MpRdma(mp) => Transport::MpRdma(Box::new(rdma::Rdma::new(
                         s,

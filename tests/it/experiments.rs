@@ -294,3 +294,18 @@ fn pdtcp_pa_mechanism_reduced() {
         assert!(red.same_window_half_vs_two <= red.reductions);
     }
 }
+
+#[test]
+fn cc_irn_reduced() {
+    // RoCE (DCQCN, PFC, go-back-N) against IRN (no PFC, selective repeat): both deliver every
+    // message; IRN's switches never pause, RoCE's never drop.
+    let (_t, rs, _c) = run_reduced("experiments/cc/irn.toml");
+    assert_eq!(rs.len(), 2);
+    for r in &rs {
+        assert_eq!(r.totals.finished, r.totals.flows, "{}", r.plan.id);
+        match r.plan.scheme.name.as_str() {
+            "IRN" => assert_eq!(r.totals.pfc_pauses, 0),
+            _ => assert_eq!(r.totals.drops, 0),
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! RDMA transport, GPMP and its baselines end to end.
 
 use crate::common::{cfg, collect, run, sim};
+use dcsim::experiment::RunResult;
 use dcsim::net::lb::ecmp_index;
 use dcsim::net::packet::PROTO_UDP;
 use dcsim::sim::Sim;
@@ -267,6 +268,50 @@ fn lossy_go_back_n_recovers_every_message() {
 }
 
 #[test]
+fn irn_recovers_a_lossy_incast_resending_little_more_than_it_lost() {
+    // PFC off and a small static buffer: a 16-to-1 incast of 200 KB messages drops. IRN (DCQCN
+    // with selective repeat) delivers everything and resends few packets beyond the ones it
+    // lost; go-back-N (DCQCN with the same timeout) resends everything behind each hole.
+    let c = cfg("schemes = [\"IRN\"]\n\
+        [topology]\nkind = \"leaf_spine\"\n\
+        [switch]\nqueues = 3\nbuffer = { kind = \"static\", per_port = \"60KB\" }\n\
+        ecn = { kind = \"red\", kmin = \"40KB\", kmax = \"160KB\", pmax = 0.2, at = \"dequeue\" }\n\
+        [rdma]\nrto = \"320us\"\n\
+        [packet]\nmss = \"1000B\"\nheader = \"82B\"\n\
+        [workload]\nkind = \"incast\"\nfan_in = 15\nsize = \"200KB\"\nreceiver = 0\n");
+    let irn = run(&c, "IRN");
+    let gbn = run(&c, "DCQCN");
+    for (name, r) in [("IRN", &irn), ("go-back-N", &gbn)] {
+        assert!(
+            r.totals.drops > 0,
+            "{name}: the incast should overflow the buffer"
+        );
+        assert_eq!(r.totals.finished, 15, "{name}");
+        for rec in &r.records {
+            assert!(rec.rcv_finish_ps.is_some(), "{name}: {rec:?}");
+        }
+    }
+    eprintln!(
+        "IRN: drops {} retransmits {} timeouts {}; go-back-N: drops {} retransmits {} timeouts {}",
+        irn.totals.drops,
+        irn.totals.retransmits,
+        irn.totals.timeouts,
+        gbn.totals.drops,
+        gbn.totals.retransmits,
+        gbn.totals.timeouts
+    );
+    let last = |r: &RunResult| r.records.iter().filter_map(|x| x.fct_ps).max();
+    eprintln!(
+        "last FCT: IRN {:?} ps, go-back-N {:?} ps",
+        last(&irn),
+        last(&gbn)
+    );
+    assert!(irn.totals.retransmits <= irn.totals.drops * 2);
+    assert!(gbn.totals.retransmits > 10 * irn.totals.retransmits);
+    assert!(last(&irn) < last(&gbn));
+}
+
+#[test]
 fn mp_rdma_spreads_one_connection_over_paths() {
     let c = cfg(&format!(
         "schemes = [\"MP-RDMA\"]\n{FABRIC}{}",
@@ -373,6 +418,36 @@ fn hpcc_two_to_one_converges_to_fair_share_with_an_empty_queue() {
     assert!((0.90..=1.0).contains(&total), "utilisation {total}");
     assert!(mean_q < 2_000.0, "mean queue {mean_q} B");
     assert!(peak_q < 20_000, "peak queue {peak_q} B");
+}
+
+#[test]
+fn powertcp_two_to_one_settles_at_its_analytic_equilibrium_queue() {
+    // PowerTCP's fixed point (W = W/Γ + β with the link full, Γ = (q + B·τ)/(B·τ)) for N flows
+    // whose windows fill the pipe and the queue (N·W = B·τ + q) is q = N·β: two senders with
+    // β = 10 Gb/s × τ hold about 2β in the bottleneck queue, share it fairly and keep it full
+    // (measured over 100-600 us: shares 0.500 / 0.500, queue mean 11.7 KB against 2β = 10.4 KB:
+    // the real round trip is shorter than τ, the network's longest, so the windows leave a
+    // little more in the queue; peak 14.2 KB).
+    let c = cfg(
+        "[topology]\nkind = \"leaf_spine\"\nhosts_per_leaf = 4\nleaves = 1\nspines = 1\n\
+         host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\nlink_delay = \"1us\"\n\
+         [packet]\nmss = \"1000B\"\nheader = \"90B\"\n",
+    );
+    let (tau, _) = dcsim::lower::max_rtt_bdp(&c);
+    let beta = 10e9 / 8.0 * tau.as_secs_f64();
+    let (share, mean_q, peak_q) = two_to_one("PowerTCP", "[powertcp]\nrate_ai = \"10Gbps\"\n");
+    eprintln!(
+        "PowerTCP: shares {share:?}, queue mean {mean_q:.0} B peak {peak_q} B, 2β = {:.0} B",
+        2.0 * beta
+    );
+    assert!((share[0] - share[1]).abs() < 0.03, "unfair: {share:?}");
+    let total = share[0] + share[1];
+    assert!(total > 0.97, "utilisation {total}");
+    assert!(
+        (mean_q - 2.0 * beta).abs() < 0.25 * 2.0 * beta,
+        "mean queue {mean_q} B vs 2β = {} B",
+        2.0 * beta
+    );
 }
 
 #[test]

@@ -31,6 +31,7 @@
 //!
 //! Not modelled: connection setup, QP context caching on the NIC, the receiver's memory.
 
+pub mod irn;
 pub mod mprdma;
 pub mod qp;
 pub mod sched;
@@ -87,6 +88,8 @@ pub enum ConnSpec {
     Timely(crate::transport::cc::Timely),
     /// Reliable-connection queue pairs with rate-based DCTCP.
     DctcpRate(crate::transport::cc::DctcpRate),
+    /// Reliable-connection queue pairs with PowerTCP (in-band telemetry).
+    PowerTcp(crate::transport::cc::PowerTcp),
     /// MP-RDMA connections.
     MpRdma(MpParams),
 }
@@ -129,7 +132,7 @@ pub trait QueuePair: Sized {
     /// Parameters of this kind of connection beyond [`RdmaSpec`].
     type Params;
     /// A new connection from a host whose NIC runs at `line_bps`.
-    fn create(line_bps: f64, p: &Self::Params) -> Self;
+    fn create(line_bps: f64, spec: &RdmaSpec, p: &Self::Params) -> Self;
     /// Posts `bytes` of message `msg` at wire priority `prio`.
     fn post(&mut self, msg: u32, bytes: u64, prio: u8, mtu: u32, rng: &mut RngStream);
     /// Whether the sender has a packet it may send now (ignoring pacing).
@@ -190,6 +193,10 @@ pub trait QueuePair: Sized {
     fn after_acks(&mut self, _rng: &mut RngStream) {}
     /// Retransmission timeout with packets outstanding.
     fn on_timeout(&mut self, rng: &mut RngStream);
+    /// The retransmission timeout to arm now (None: no timer).
+    fn rto(&self, spec: &RdmaSpec) -> Option<SimTime> {
+        spec.params.rto
+    }
     fn sample(&self, p: &Self::Params) -> FlowSample;
     fn add_totals(&self, p: &Self::Params, t: &mut QpTotals);
 }
@@ -358,7 +365,7 @@ impl<Q: QueuePair> Rdma<Q> {
             pace: LazyTimer::IDLE,
             stats: FlowStats::default(),
         });
-        self.qps.push(Q::create(line, &self.qp_params));
+        self.qps.push(Q::create(line, &self.spec, &self.qp_params));
         debug_assert_eq!(
             self.qps.len(),
             id.idx() + 1,
@@ -576,7 +583,7 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
         if !q.busy() {
             h.clear_timer(f);
         } else if acked.advanced
-            && let Some(rto) = self.spec.params.rto
+            && let Some(rto) = q.rto(&self.spec)
         {
             h.set_timer(f, now + rto);
         }
@@ -603,13 +610,12 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
 
     /// Retransmission timeout of queue pair `f`.
     fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
-        let Some(rto) = self.spec.params.rto else {
-            return;
-        };
         let q = &mut self.qps[f.idx()];
         if q.busy() {
             q.on_timeout(&mut self.rng);
-            h.set_timer(f, h.now() + rto);
+            if let Some(rto) = q.rto(&self.spec) {
+                h.set_timer(f, h.now() + rto);
+            }
         }
     }
 

@@ -357,7 +357,7 @@ pub struct MpQp {
 impl QueuePair for MpQp {
     type Params = MpParams;
 
-    fn create(_line_bps: f64, p: &MpParams) -> Self {
+    fn create(_line_bps: f64, _spec: &RdmaSpec, p: &MpParams) -> Self {
         MpQp {
             snd: MpSender::new(p),
             rcv: MpReceiver::default(),

@@ -16,9 +16,14 @@
 //! the expected PSN changed; one below it (a duplicate) is acknowledged again. Every ACK and
 //! NACK echoes CE as the CNP flag (HPCC: no separate CNP pacing).
 //!
-//! Not modelled: read/atomic verbs, selective retransmission (IRN), memory registration,
-//! QP context caching on the NIC.
+//! With `[rdma] recovery = "irn"` (the `IRN` scheme) loss recovery is IRN's selective repeat
+//! instead ([`super::irn`]): the receiver keeps out-of-order packets, NACKs carry a selective
+//! acknowledgement, the sender retransmits only the holes, caps its packets in flight at the
+//! BDP and times out with IRN's two timeouts.
+//!
+//! Not modelled: read/atomic verbs, memory registration, QP context caching on the NIC.
 
+use super::irn::{self, IrnParams, IrnReceiver, IrnReply, IrnSender};
 use super::{Acked, Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
@@ -54,6 +59,8 @@ pub struct RdmaParams {
     pub repace: bool,
     /// Pacing gaps are floored to whole nanoseconds (`[quirks] ns_floor`).
     pub ns_floor: bool,
+    /// IRN loss recovery (selective repeat, BDP cap, two timeouts) instead of go-back-N.
+    pub irn: Option<IrnParams>,
 }
 
 /// A work-queue element: `bytes` of message `msg` as packets `[psn_start, psn_start+npkts)`.
@@ -108,6 +115,8 @@ pub struct QpSender {
     pub retx_pkts: u64,
     pub nacks: u64,
     pub timeouts: u64,
+    /// IRN selective repeat (None: go-back-N).
+    pub irn: Option<Box<IrnSender>>,
 }
 
 impl Default for QpSender {
@@ -133,6 +142,18 @@ impl QpSender {
             retx_pkts: 0,
             nacks: 0,
             timeouts: 0,
+            irn: None,
+        }
+    }
+
+    /// A sender with IRN's selective repeat, at most `bdp_cap` packets in flight.
+    pub fn with_irn(bdp_cap: u64) -> Self {
+        QpSender {
+            irn: Some(Box::new(IrnSender {
+                cap: bdp_cap,
+                ..IrnSender::default()
+            })),
+            ..Self::new()
         }
     }
 
@@ -161,6 +182,29 @@ impl QpSender {
     /// Whether packets are sent and not acknowledged.
     pub fn in_flight(&self) -> bool {
         self.snd_una < self.snd_nxt
+    }
+
+    /// The PSN to send next, if the sender may send: with IRN the lowest lost packet in
+    /// recovery, else a new one within the BDP cap; with go-back-N `snd_nxt`.
+    #[inline]
+    pub fn next_psn(&self) -> Option<u64> {
+        if let Some(irn) = &self.irn {
+            if let Some(p) = irn.next_lost(self.snd_una) {
+                return Some(p);
+            }
+            if self.snd_nxt - self.snd_una >= irn.cap {
+                return None;
+            }
+        }
+        self.has_unsent().then_some(self.snd_nxt)
+    }
+
+    /// Whether the next packet is an IRN retransmission of a lost one.
+    #[inline]
+    pub fn retransmits(&self) -> bool {
+        self.irn
+            .as_ref()
+            .is_some_and(|irn| irn.next_lost(self.snd_una).is_some())
     }
 
     /// The payload byte offset of packet `psn` (the queue pair's byte sequence number): packets
@@ -194,19 +238,14 @@ impl QpSender {
 
     /// The WQE priority of the next packet, if any.
     pub fn next_prio(&mut self) -> Option<u8> {
-        if !self.has_unsent() {
-            return None;
-        }
-        let i = self.seek(self.snd_nxt);
+        let psn = self.next_psn()?;
+        let i = self.seek(psn);
         Some(self.wqes[i].prio)
     }
 
-    /// Takes the next packet in PSN order.
+    /// Takes the next packet: in PSN order, or (IRN) the next lost one.
     pub fn next_segment(&mut self, mtu: u32) -> Option<RdmaSeg> {
-        if !self.has_unsent() {
-            return None;
-        }
-        let psn = self.snd_nxt;
+        let psn = self.next_psn()?;
         let i = self.seek(psn);
         let w = self.wqes[i];
         let k = psn - w.psn_start;
@@ -222,7 +261,11 @@ impl QpSender {
             self.unsent_bytes -= payload as u64;
             self.high_tx = psn + 1;
         }
-        self.snd_nxt += 1;
+        if psn == self.snd_nxt {
+            self.snd_nxt += 1;
+        } else if let Some(irn) = &mut self.irn {
+            irn.retx_next = psn + 1;
+        }
         Some(RdmaSeg {
             psn,
             payload,
@@ -252,6 +295,20 @@ impl QpSender {
             self.hint = self.hint.saturating_sub(1);
             done(w);
         }
+        if let Some(irn) = &mut self.irn {
+            irn.on_cumulative(expected);
+        }
+    }
+
+    /// An IRN NACK: cumulative acknowledgement `expected`, selective acknowledgement `sack`;
+    /// starts loss recovery if not in it.
+    pub fn on_irn_nack(&mut self, expected: u64, sack: u64, done: impl FnMut(Wqe)) {
+        self.nacks += 1;
+        self.on_ack(expected, done);
+        let (una, high) = (self.snd_una, self.high_tx);
+        if let Some(irn) = &mut self.irn {
+            irn.on_sack(sack, una, high);
+        }
     }
 
     /// A NACK naming the receiver's expected PSN: go back to it.
@@ -266,7 +323,10 @@ impl QpSender {
     /// Retransmission timeout: resend from the oldest unacknowledged PSN.
     pub fn on_timeout(&mut self) {
         self.timeouts += 1;
-        self.snd_nxt = self.snd_una;
+        match &mut self.irn {
+            Some(irn) => irn.on_timeout(self.snd_una, self.high_tx),
+            None => self.snd_nxt = self.snd_una,
+        }
     }
 
     /// Earliest time the next packet may start at rate `rate_bps`, given the last one: the
@@ -310,9 +370,31 @@ pub struct QpReceiver {
     /// Packets dropped because they arrived out of order.
     pub ooo_dropped: u64,
     pub duplicates: u64,
+    /// IRN: out-of-order packets are kept (None: go-back-N drops them).
+    pub irn: Option<Box<IrnReceiver>>,
 }
 
 impl QpReceiver {
+    /// Packet `psn` arrives: the reply, and whether the packet is new (its payload was not
+    /// received before).
+    pub fn receive(&mut self, psn: u64, now: SimTime, nack_interval: SimTime) -> (RxReply, bool) {
+        if let Some(irn) = &mut self.irn {
+            return match irn.on_data(psn, &mut self.expected) {
+                IrnReply::Ack { expected, new } => {
+                    self.duplicates += !new as u64;
+                    (RxReply::Ack(expected), new)
+                }
+                IrnReply::Nack { expected, sack } => {
+                    (RxReply::Nack(irn::nack_seq(expected, sack)), true)
+                }
+            };
+        }
+        let before = self.expected;
+        let r = self.on_data(psn, now, nack_interval);
+        (r, self.expected > before)
+    }
+
+    /// Go-back-N: packet `psn` arrives.
     pub fn on_data(&mut self, psn: u64, now: SimTime, nack_interval: SimTime) -> RxReply {
         if psn == self.expected {
             self.expected += 1;
@@ -354,10 +436,20 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         R::TELEMETRY
     }
 
-    fn create(line_bps: f64, cc: &R) -> Self {
+    fn create(line_bps: f64, spec: &RdmaSpec, cc: &R) -> Self {
+        let (snd, rcv) = match spec.params.irn {
+            Some(irn) => (
+                QpSender::with_irn(irn.bdp_cap),
+                QpReceiver {
+                    irn: Some(Box::default()),
+                    ..QpReceiver::default()
+                },
+            ),
+            None => (QpSender::new(), QpReceiver::default()),
+        };
         RcQp {
-            snd: QpSender::new(),
-            rcv: QpReceiver::default(),
+            snd,
+            rcv,
             line_bps,
             rate: cc.state(line_bps),
         }
@@ -368,10 +460,19 @@ impl<R: RateCc> QueuePair for RcQp<R> {
     }
 
     /// Unsent data, and room in the window if there is one (HPCC ns-3 `IsWinBound`: bytes in
-    /// flight below the window, the window scaled by the current rate with `var_win`).
+    /// flight below the window, the window scaled by the current rate with `var_win`); with
+    /// IRN a lost packet to retransmit (windows do not hold it back), or new data within the
+    /// BDP cap and the window.
     #[inline]
     fn has_data(&self, spec: &RdmaSpec, cc: &R) -> bool {
-        if !self.snd.has_unsent() {
+        if self.snd.irn.is_some() {
+            if self.snd.retransmits() {
+                return true;
+            }
+            if self.snd.next_psn().is_none() {
+                return false;
+            }
+        } else if !self.snd.has_unsent() {
             return false;
         }
         let p = &spec.params;
@@ -441,7 +542,7 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         if allowed > nic_done {
             h.set_pace(f, allowed);
         }
-        if let Some(rto) = p.rto
+        if let Some(rto) = self.rto(spec)
             && !h.timer_armed(f)
         {
             h.set_timer(f, now + rto);
@@ -474,15 +575,13 @@ impl<R: RateCc> QueuePair for RcQp<R> {
     ) -> Option<Packet> {
         let now = h.now();
         let p = &spec.params;
-        let rcv = &mut self.rcv;
-        let before = rcv.expected;
-        let r = rcv.on_data(pkt.seq, now, p.nack_interval);
+        let (r, new) = self.rcv.receive(pkt.seq, now, p.nack_interval);
         let msg = &mut msgs[super::msg_of(pkt.aux)];
         if pkt.ce() {
             msg.ce += 1;
             h.flow_mut(pkt.flow).stats.ce_rcvd += 1;
         }
-        if rcv.expected > before {
+        if new {
             msg.rcvd += pkt.payload as u64;
             if msg.rcvd == msg.size {
                 msg.rcv_finish = Some(now);
@@ -511,7 +610,12 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         let snd = &mut self.snd;
         let una_before = snd.snd_una;
         let nack = pkt.kind == PktKind::Nack;
-        if nack {
+        let mut cum = pkt.seq;
+        if nack && snd.irn.is_some() {
+            let (e, sack) = irn::nack_fields(pkt.seq);
+            cum = e;
+            snd.on_irn_nack(e, sack, |w| done.push(w));
+        } else if nack {
             snd.on_nack(pkt.seq, |w| done.push(w));
         } else {
             snd.on_ack(pkt.seq, |w| done.push(w));
@@ -523,7 +627,7 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         let mtu = spec.params.mtu;
         let fb = RateAck {
             now,
-            ack_bytes: snd.byte_of(pkt.seq.min(snd.high_tx), mtu),
+            ack_bytes: snd.byte_of(cum.min(snd.high_tx), mtu),
             nxt_bytes: snd.byte_of(snd.snd_nxt, mtu),
             ece,
             nack,
@@ -539,6 +643,14 @@ impl<R: RateCc> QueuePair for RcQp<R> {
 
     fn on_timeout(&mut self, _rng: &mut RngStream) {
         self.snd.on_timeout();
+    }
+
+    /// IRN: RTO_low with at most N packets in flight, RTO_high otherwise.
+    fn rto(&self, spec: &RdmaSpec) -> Option<SimTime> {
+        match &spec.params.irn {
+            Some(irn) => Some(irn.rto(self.snd.snd_nxt - self.snd.snd_una)),
+            None => spec.params.rto,
+        }
     }
 
     fn sample(&self, cc: &R) -> FlowSample {
@@ -636,6 +748,119 @@ mod tests {
         assert_eq!(s.nacks, 1);
         assert_eq!(s.retx_pkts, 7);
         assert_eq!(r.ooo_dropped, 6);
+    }
+
+    /// Delivers everything `s` sends to `r`, dropping the PSNs in `drop` on their first
+    /// transmission, feeding the replies back, until the message completes; returns the PSNs
+    /// delivered as new, in order of arrival.
+    fn irn_exchange(s: &mut QpSender, r: &mut QpReceiver, drop: &[u64]) -> Vec<u64> {
+        let ni = SimTime::from_us(500);
+        let mut dropped = Vec::new();
+        let mut delivered = Vec::new();
+        let mut done = false;
+        for _ in 0..50 {
+            let mut replies = Vec::new();
+            while let Some(seg) = s.next_segment(1000) {
+                if drop.contains(&seg.psn) && !dropped.contains(&seg.psn) {
+                    dropped.push(seg.psn);
+                    continue;
+                }
+                let (rep, new) = r.receive(seg.psn, SimTime::ZERO, ni);
+                if new {
+                    delivered.push(seg.psn);
+                }
+                replies.push(rep);
+            }
+            for rep in replies {
+                match rep {
+                    RxReply::Ack(e) => s.on_ack(e, |_| done = true),
+                    RxReply::Nack(x) => {
+                        let (e, sack) = irn::nack_fields(x);
+                        s.on_irn_nack(e, sack, |_| done = true)
+                    }
+                    RxReply::Silent => unreachable!("IRN always answers"),
+                }
+            }
+            if done {
+                break;
+            }
+        }
+        assert!(done, "the message completes");
+        delivered
+    }
+
+    #[test]
+    fn irn_retransmits_only_what_was_lost() {
+        // Ten packets, 3 and 7 lost once: the receiver keeps the rest, every out-of-order
+        // arrival is NACKed (4, 5, 6, 8, 9: five NACKs), and exactly two packets are sent again.
+        let mut s = QpSender::with_irn(100);
+        let mut r = QpReceiver {
+            irn: Some(Box::default()),
+            ..QpReceiver::default()
+        };
+        s.post(1, 10_000, 1, 1000);
+        let delivered = irn_exchange(&mut s, &mut r, &[3, 7]);
+        let mut sorted = delivered.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..10).collect::<Vec<u64>>(), "each once");
+        assert_eq!(&delivered[8..], &[3, 7], "the holes arrive last");
+        assert_eq!(s.retx_pkts, 2);
+        assert_eq!(s.nacks, 5);
+        assert_eq!((r.ooo_dropped, r.duplicates), (0, 0));
+        assert_eq!(s.irn.as_ref().unwrap().recovery_end, None);
+        // Go-back-N on the same losses resends everything after the first hole.
+        let mut g = QpSender::new();
+        let mut gr = QpReceiver::default();
+        g.post(1, 10_000, 1, 1000);
+        let mut dropped = Vec::new();
+        let mut complete = false;
+        while !complete {
+            let mut replies = Vec::new();
+            while let Some(seg) = g.next_segment(1000) {
+                if [3, 7].contains(&seg.psn) && !dropped.contains(&seg.psn) {
+                    dropped.push(seg.psn);
+                    continue;
+                }
+                replies.push(gr.receive(seg.psn, SimTime::ZERO, SimTime::ZERO).0);
+            }
+            for rep in replies {
+                match rep {
+                    RxReply::Ack(e) => g.on_ack(e, |_| complete = true),
+                    RxReply::Nack(e) => g.on_nack(e, |_| complete = true),
+                    RxReply::Silent => {}
+                }
+            }
+        }
+        assert!(g.retx_pkts > 2 * s.retx_pkts, "go-back-N: {}", g.retx_pkts);
+    }
+
+    #[test]
+    fn irn_caps_packets_in_flight_at_the_bdp() {
+        let mut s = QpSender::with_irn(4);
+        s.post(1, 10_000, 1, 1000);
+        let sent: Vec<u64> = std::iter::from_fn(|| s.next_segment(1000).map(|x| x.psn)).collect();
+        assert_eq!(sent, vec![0, 1, 2, 3]);
+        s.on_ack(2, |_| {});
+        let sent: Vec<u64> = std::iter::from_fn(|| s.next_segment(1000).map(|x| x.psn)).collect();
+        assert_eq!(sent, vec![4, 5]);
+        // A NACK (cumulative 2, selective 5): 2..=4 are holes and go first, even at the cap.
+        s.on_irn_nack(2, 5, |_| {});
+        let sent: Vec<(u64, bool)> =
+            std::iter::from_fn(|| s.next_segment(1000).map(|x| (x.psn, x.retx))).collect();
+        assert_eq!(sent, vec![(2, true), (3, true), (4, true)]);
+    }
+
+    #[test]
+    fn irn_timeout_resends_the_unacknowledged_and_no_more() {
+        let mut s = QpSender::with_irn(100);
+        s.post(1, 6000, 1, 1000);
+        while s.next_segment(1000).is_some() {}
+        s.on_irn_nack(1, 4, |_| {});
+        // 1..=3 are holes; a timeout before any retransmission adds 5 (not 4, acknowledged).
+        s.on_timeout();
+        let sent: Vec<u64> = std::iter::from_fn(|| s.next_segment(1000).map(|x| x.psn)).collect();
+        assert_eq!(sent, vec![1, 2, 3, 5]);
+        assert_eq!(s.snd_nxt, 6, "IRN never rewinds snd_nxt");
     }
 
     #[test]
