@@ -263,6 +263,24 @@ pub enum NicOrder {
 pub struct NicConfig {
     /// "ready" (default) or "index".
     pub order: NicOrder,
+    /// What sits between a host's flows and its NIC: "fq" (default: per-flow round robin,
+    /// one packet at a time; a flow's packets are made when the NIC takes them, so nothing
+    /// queues in the host: Linux's fq with TCP small queues at its tightest) or "fifo" (one
+    /// FIFO per NIC class that flows fill as soon as their windows open: pfifo_fast).
+    pub qdisc: Qdisc,
+    /// With "fifo": the bytes a flow may have in the host queue before it waits (TCP small
+    /// queues), "none" (default) or a size of at least one packet. Linux's
+    /// tcp_limit_output_bytes is 1 MiB, usually lowered to about 1 ms of the pacing rate.
+    pub tsq: WindowSpec,
+}
+
+/// The host queueing discipline in front of the NIC (`[nic] qdisc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Qdisc {
+    #[default]
+    Fq,
+    Fifo,
 }
 
 /// `[routing]`: routing beyond shortest-path load balancing.
@@ -434,8 +452,9 @@ pub enum DcqcnProfile {
 
 /// A queue pair's window (`[rdma] window`): `"none"` (purely rate based), `"bdp"` (the largest
 /// bandwidth-delay product of the network, as the HPCC ns-3 simulator's `HAS_WIN`) or a size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum WindowSpec {
+    #[default]
     None,
     Bdp,
     Bytes(Bytes),
@@ -1342,6 +1361,34 @@ impl Config {
             return Err(err(
                 "tcp.max_window",
                 format!("must hold one segment ({} B)", self.packet.mss.0),
+            ));
+        }
+        match self.nic.tsq {
+            WindowSpec::Bdp => {
+                return Err(err(
+                    "nic.tsq",
+                    "\"none\" or a size (\"bdp\" is not defined for a host queue)".into(),
+                ));
+            }
+            WindowSpec::Bytes(b) if b.0 < self.packet.mss.0 => {
+                return Err(err(
+                    "nic.tsq",
+                    format!("must hold one packet ({} B)", self.packet.mss.0),
+                ));
+            }
+            _ => {}
+        }
+        if self.nic.qdisc == Qdisc::Fifo
+            && let Some(name) = self.schemes.iter().find(|n| {
+                Scheme::builtin(n)
+                    .is_some_and(|s| s.transport == TransportKind::Rdma || s.transport.is_pfabric())
+            })
+        {
+            return Err(err(
+                "nic.qdisc",
+                format!(
+                    "\"fifo\" models a host kernel queue for TCP and UDP; scheme {name} schedules its NIC itself (RDMA queue pairs, pFabric ranks)"
+                ),
             ));
         }
         if let Some(WindowSpec::Bytes(b)) = self.rdma.window

@@ -463,6 +463,12 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         let nq = sim.net.nq as usize;
         sim.nic_rr_last = Some(vec![vec![u32::MAX; nq]; topo.n_hosts]);
     }
+    if cfg.nic.qdisc == crate::config::Qdisc::Fifo {
+        sim.use_host_fifo(match cfg.nic.tsq {
+            crate::config::WindowSpec::Bytes(b) => b.0,
+            _ => u64::MAX,
+        });
+    }
     if let Some(pin) = &cfg.routing.pin {
         let endpoints = specs.iter().map(|f| (f.id, (f.src, f.dst))).collect();
         let pins = crate::net::pin::Pins::load(&base.join(pin), &sim.net, &endpoints)
@@ -474,11 +480,9 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             Some(m) => m.len(),
             None => sim.flows.len(),
         };
-        sim.attrib = Some(Box::new(crate::sim::attrib::Attrib::new(
-            topo.n_hosts,
-            sim.net.ports.len(),
-            units,
-        )));
+        let mut a = crate::sim::attrib::Attrib::new(topo.n_hosts, sim.net.ports.len(), units);
+        a.track_waits = sim.transport.messages().is_none();
+        sim.attrib = Some(Box::new(a));
     }
     if let Some(tc) = &cfg.timeseries {
         let nodes: Vec<usize> = match &tc.nodes {

@@ -17,7 +17,12 @@
 //! - `recovery`: the same after the flow's first lost packet had been sent (waiting for the
 //!   loss to be detected and repaired);
 //! - `nic_hol`: the sender NIC was transmitting other flows' packets (end-host head-of-line
-//!   blocking: other queue pairs, other messages of the same queue pair, ACKs);
+//!   blocking: other queue pairs, other messages of the same queue pair, ACKs). For flows
+//!   (TCP, UDP) only while the flow itself was waiting for the NIC with a packet it could
+//!   send (in the NIC's ready list, or with packets in the host queue); time the NIC spent on
+//!   other flows while this one was held back by its window, rate or pacing is `sender`. For
+//!   RDMA messages, all the NIC's time on others (a message also waits behind the other
+//!   messages of its queue pair, which the queue pair's readiness does not show);
 //! - `pfc`: the sender NIC was idle while PFC paused it, plus the time D and A waited in
 //!   switch queues whose priority was paused;
 //! - `serialization`: the sender NIC transmitting the flow's own earlier packets, plus D's and
@@ -131,6 +136,8 @@ struct Trace {
     busy_at_tx: u64,
     idle_paused_at_tx: u64,
     own_at_tx: u64,
+    /// The unit's time waiting for its NIC, up to its transmission.
+    wait_at_tx: u64,
     /// Acknowledgement: wait in the receiver NIC.
     rcv_wait: u64,
     journey: Journey,
@@ -140,6 +147,7 @@ struct Trace {
     fwd_busy: u64,
     fwd_idle_paused: u64,
     fwd_own: u64,
+    fwd_wait: u64,
 }
 
 /// Sender-NIC accounting of one host port.
@@ -212,6 +220,11 @@ struct Unit {
     own: u64,
     /// NIC transmission time of its first packet that was lost.
     first_loss: SimTime,
+    /// Time waiting for the NIC with a packet to send: closed intervals, and the start of
+    /// the open one (MAX: not waiting).
+    waited: u64,
+    wait_since: SimTime,
+    wait_at_start: u64,
 }
 
 impl Default for Unit {
@@ -222,7 +235,17 @@ impl Default for Unit {
             idle_paused_at_start: 0,
             own: 0,
             first_loss: SimTime::MAX,
+            waited: 0,
+            wait_since: SimTime::MAX,
+            wait_at_start: 0,
         }
+    }
+}
+
+impl Unit {
+    /// Time waited for the NIC up to `t`.
+    fn wait_at(&self, t: SimTime) -> u64 {
+        self.waited + t.0.saturating_sub(self.wait_since.0)
     }
 }
 
@@ -239,6 +262,9 @@ pub struct Attrib {
     units: Vec<Unit>,
     /// Results by unit.
     pub results: Vec<Option<Attribution>>,
+    /// Units are flows whose waits for the NIC are reported ([`Attrib::wait`]): `nic_hol`
+    /// counts only those.
+    pub track_waits: bool,
 }
 
 impl Attrib {
@@ -250,7 +276,16 @@ impl Attrib {
             egress: vec![Egress::default(); n_ports],
             units: vec![Unit::default(); n_units],
             results: vec![None; n_units],
+            track_waits: false,
         }
+    }
+
+    /// Unit `u` stops waiting for its NIC at `now`, and waits again from `from` (None: not).
+    #[inline]
+    pub fn wait(&mut self, u: usize, from: Option<SimTime>, now: SimTime) {
+        let unit = &mut self.units[u];
+        unit.waited += now.0.saturating_sub(unit.wait_since.0);
+        unit.wait_since = from.unwrap_or(SimTime::MAX);
     }
 
     fn alloc(&mut self) -> u32 {
@@ -277,12 +312,15 @@ impl Attrib {
     pub fn unit_start(&mut self, u: usize, h: usize, now: SimTime) {
         let nic = &mut self.nics[h];
         nic.advance(now);
+        let w = self.units[u];
         self.units[u] = Unit {
             start: now,
             busy_at_start: nic.busy_at(now),
             idle_paused_at_start: nic.idle_paused,
             own: 0,
             first_loss: SimTime::MAX,
+            wait_at_start: w.wait_at(now),
+            ..w
         };
     }
 
@@ -314,6 +352,7 @@ impl Attrib {
             Some(u) => {
                 let unit = &mut self.units[u];
                 let own = unit.own;
+                let wait = unit.wait_at(now);
                 unit.own += ser.0;
                 let id = self.alloc();
                 let t = &mut self.traces[id as usize];
@@ -321,6 +360,7 @@ impl Attrib {
                 t.busy_at_tx = busy;
                 t.idle_paused_at_tx = idle_paused;
                 t.own_at_tx = own;
+                t.wait_at_tx = wait;
                 id
             }
             None => {
@@ -422,6 +462,7 @@ impl Attrib {
         t.fwd_busy = d.busy_at_tx;
         t.fwd_idle_paused = d.idle_paused_at_tx;
         t.fwd_own = d.own_at_tx;
+        t.fwd_wait = d.wait_at_tx;
         id
     }
 
@@ -433,7 +474,7 @@ impl Attrib {
             return;
         }
         let t = &self.traces[uid as usize];
-        let (d, a, rcv_wait, tx, busy_tx, ip_tx, own_tx) = if udp {
+        let (d, a, rcv_wait, tx, busy_tx, ip_tx, own_tx, wait_tx) = if udp {
             (
                 t.journey,
                 Journey::default(),
@@ -442,6 +483,7 @@ impl Attrib {
                 t.busy_at_tx,
                 t.idle_paused_at_tx,
                 t.own_at_tx,
+                t.wait_at_tx,
             )
         } else {
             (
@@ -452,16 +494,22 @@ impl Attrib {
                 t.fwd_busy,
                 t.fwd_idle_paused,
                 t.fwd_own,
+                t.fwd_wait,
             )
         };
         let unit = &self.units[u];
         let fct = now.0 - unit.start.0;
         // D was sent before this unit started only if it belongs to another unit whose
         // completion also completes this one; then the sender side is empty.
-        let (tx, busy, ip) = if tx < unit.start {
-            (unit.start, unit.busy_at_start, unit.idle_paused_at_start)
+        let (tx, busy, ip, wait) = if tx < unit.start {
+            (
+                unit.start,
+                unit.busy_at_start,
+                unit.idle_paused_at_start,
+                unit.wait_at_start,
+            )
         } else {
-            (tx, busy_tx, ip_tx)
+            (tx, busy_tx, ip_tx, wait_tx)
         };
         let before = tx.0 - unit.start.0;
         let busy = busy.saturating_sub(unit.busy_at_start).min(before);
@@ -469,7 +517,16 @@ impl Attrib {
             .saturating_sub(unit.idle_paused_at_start)
             .min(before - busy);
         let own = own_tx.min(unit.own).min(busy);
-        let transport = before - busy - pfc_nic;
+        // The NIC's time on other units: head-of-line blocking, or (flows that report their
+        // waits) only while this one waited for the NIC; the rest of it the flow was held
+        // back by its own transport.
+        let others = busy - own;
+        let hol = if self.track_waits {
+            others.min(wait.saturating_sub(unit.wait_at_start))
+        } else {
+            others
+        };
+        let transport = before - busy - pfc_nic + (others - hol);
         let recovery = if unit.first_loss < tx {
             (tx.0 - unit.first_loss.0).min(transport)
         } else {
@@ -478,7 +535,7 @@ impl Attrib {
         let mut r = Attribution {
             sender: transport - recovery,
             recovery,
-            nic_hol: busy - own,
+            nic_hol: hol,
             pfc: pfc_nic + d.pfc + a.pfc,
             serialization: own + d.ser + a.ser,
             propagation: d.prop + a.prop,

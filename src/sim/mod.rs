@@ -14,7 +14,9 @@
 //! `start + serialization + propagation`; a `TxDone` is scheduled only if another packet is
 //! waiting, so an uncongested hop costs one event. Host NICs serve, in strict priority order,
 //! their control queue (ACKs) and then the flows that are ready at that priority, round robin
-//! one packet at a time; they honour PFC pauses from their leaf. Hosts have unlimited memory
+//! one packet at a time (a flow's packet is made when the NIC takes it); with `[nic] qdisc =
+//! "fifo"` flows instead fill a FIFO host queue per priority as soon as their transport lets
+//! them, up to a per-flow byte limit (TCP small queues). They honour PFC pauses from their leaf. Hosts have unlimited memory
 //! and never drop. PFC frames are not queued behind data: they reach the upstream port after
 //! the serialization of a 64-byte frame plus the link's propagation delay.
 //!
@@ -158,6 +160,17 @@ pub struct Progress {
     pub total: usize,
 }
 
+/// The hosts' FIFO queues in front of their NICs (`[nic] qdisc = "fifo"`).
+#[derive(Debug)]
+pub struct HostFifo {
+    /// Per host and NIC class: packets in the order their flows queued them.
+    queues: Vec<Vec<VecDeque<Packet>>>,
+    /// Per flow: wire bytes it has in its host's queue.
+    queued: Vec<u64>,
+    /// A flow queues more only below this many bytes (TCP small queues; MAX: no limit).
+    limit: u64,
+}
+
 /// A simulation run in progress.
 pub struct Sim {
     pub now: SimTime,
@@ -216,6 +229,8 @@ pub struct Sim {
     pub pins: Option<crate::net::pin::Pins>,
     /// `[nic] order = "index"`: per host and NIC class, the index of the flow served last.
     pub nic_rr_last: Option<Vec<Vec<u32>>>,
+    /// `[nic] qdisc = "fifo"`: the hosts' FIFO queues in front of the NIC.
+    pub host_fifo: Option<Box<HostFifo>>,
     /// Wire bytes of a PFC frame.
     pfc_frame: u32,
 }
@@ -347,8 +362,21 @@ impl Sim {
             telemetry,
             pins: None,
             nic_rr_last: None,
+            host_fifo: None,
             pfc_frame,
         })
+    }
+
+    /// Puts a FIFO queue (a host kernel's single-queue qdisc) in front of every host NIC: a
+    /// flow hands packets to it as soon as its transport lets it, while it has fewer than
+    /// `limit` wire bytes queued there (TCP small queues; `u64::MAX`: no limit).
+    pub fn use_host_fifo(&mut self, limit: u64) {
+        let nq = self.net.nq as usize;
+        self.host_fifo = Some(Box::new(HostFifo {
+            queues: vec![vec![VecDeque::new(); nq]; self.net.n_hosts],
+            queued: vec![0; self.flows.len()],
+            limit,
+        }));
     }
 
     /// Telemetry slots in use (0 once every packet's was freed; None without telemetry).
@@ -600,6 +628,10 @@ impl Sim {
 
     /// Puts `f` in its host's ready list if it can send, and kicks the NIC.
     fn make_ready(&mut self, f: FlowId) {
+        if self.host_fifo.is_some() {
+            self.fifo_fill(f);
+            return;
+        }
         if self.flows[f.idx()].in_ready || !self.can_send(f) {
             return;
         }
@@ -607,8 +639,26 @@ impl Sim {
         fl.in_ready = true;
         let (h, class) = (fl.src, fl.nic_class);
         self.ready[h as usize][class as usize].push_back(f);
+        self.note_wait(f, Some(self.now));
         let p = self.net.host_port(h);
         self.kick(p);
+    }
+
+    /// Delay attribution of flows: flow `f` stops waiting for its NIC now, and waits again
+    /// from `from` (None: it does not).
+    #[inline(always)]
+    fn note_wait(&mut self, f: FlowId, from: Option<SimTime>) {
+        if self.observed
+            && !self.msg_units
+            && let Some(a) = &mut self.attrib
+        {
+            a.wait(f.idx(), from, self.now);
+        }
+    }
+
+    /// Serialization time of a packet of `size` bytes at port `p`.
+    fn ser_at(&self, p: PortId, size: u16) -> SimTime {
+        self.net.ports[p.idx()].ser_time(size as u32)
     }
 
     /// Makes sure port `p` is transmitting if it can.
@@ -632,7 +682,67 @@ impl Sim {
         (0..port.nq()).any(|q| {
             (port.paused & (1 << q) == 0 && !port.queues[q].is_empty())
                 || !self.ready[h][q].is_empty()
+                || self
+                    .host_fifo
+                    .as_ref()
+                    .is_some_and(|x| !x.queues[h][q].is_empty())
         })
+    }
+
+    /// `[nic] qdisc = "fifo"`: flow `f` hands the host queue every packet its transport lets
+    /// it send, up to the per-flow limit, and the NIC is kicked.
+    #[cold]
+    #[inline(never)]
+    fn fifo_fill(&mut self, f: FlowId) {
+        let mut any = false;
+        loop {
+            let fifo = self.host_fifo.as_ref().expect("host FIFO");
+            if fifo.queued.get(f.idx()).copied().unwrap_or(0) >= fifo.limit || !self.can_send(f) {
+                break;
+            }
+            let Some(pkt) = self.emit(f) else {
+                break;
+            };
+            let fl = &self.flows[f.idx()];
+            let (h, class) = (fl.src as usize, fl.nic_class as usize);
+            let fifo = self.host_fifo.as_mut().expect("host FIFO");
+            if fifo.queued.len() <= f.idx() {
+                fifo.queued.resize(f.idx() + 1, 0);
+            }
+            let first = fifo.queued[f.idx()] == 0;
+            fifo.queued[f.idx()] += pkt.size as u64;
+            fifo.queues[h][class].push_back(pkt);
+            if first {
+                self.note_wait(f, Some(self.now));
+            }
+            any = true;
+        }
+        if any && !self.in_pull {
+            let p = self.net.host_port(self.flows[f.idx()].src);
+            self.kick(p);
+        }
+    }
+
+    /// `[nic] qdisc = "fifo"`: the head of the host queue of the highest NIC class whose head
+    /// is not paused; its flow may then queue more.
+    #[cold]
+    #[inline(never)]
+    fn fifo_pull(&mut self, h: usize, p: PortId) -> Option<Packet> {
+        let paused = self.net.ports[p.idx()].paused;
+        let fifo = self.host_fifo.as_mut().expect("host FIFO");
+        let pkt = fifo.queues[h].iter_mut().find_map(|q| match q.front() {
+            Some(x) if paused & (1 << x.prio) == 0 => q.pop_front(),
+            _ => None,
+        })?;
+        fifo.queued[pkt.flow.idx()] -= pkt.size as u64;
+        self.note_wait(pkt.flow, None);
+        self.fifo_fill(pkt.flow);
+        if self.host_fifo.as_ref().expect("host FIFO").queued[pkt.flow.idx()] > 0 {
+            // Waiting again once its own packet has left.
+            let at = self.now + self.ser_at(p, pkt.size);
+            self.note_wait(pkt.flow, Some(at));
+        }
+        Some(pkt)
     }
 
     /// Starts transmitting the next packet on idle port `p`, if there is one.
@@ -996,6 +1106,9 @@ impl Sim {
                 return Some(pkt);
             }
         }
+        if self.host_fifo.is_some() {
+            return self.fifo_pull(h, p);
+        }
         // Then ready flows by NIC class, round robin one packet at a time within a class (pFabric:
         // the flow of the smallest rank first). A flow whose next packet's priority is paused
         // by PFC waits (head-of-line in its flow).
@@ -1025,11 +1138,18 @@ impl Sim {
                     continue;
                 }
                 if let Some(pkt) = self.emit(f) {
-                    if self.can_send(f) {
+                    let again = self.can_send(f);
+                    if again {
                         self.flows[f.idx()].in_ready = true;
                         self.ready[h][c].push_back(f);
                     }
+                    if self.observed {
+                        self.served_wait(f, p, &pkt, again);
+                    }
                     return Some(pkt);
+                }
+                if self.observed {
+                    self.note_wait(f, None);
                 }
             }
         }
@@ -1075,13 +1195,25 @@ impl Sim {
                 if let (NicPick::Index, Some(l)) = (pick, &mut self.nic_rr_last) {
                     l[h][c] = f.0;
                 }
-                if self.can_send(f) {
+                let again = self.can_send(f);
+                if again {
                     self.flows[f.idx()].in_ready = true;
                     self.ready[h][c].push_back(f);
                 }
+                self.served_wait(f, p, &pkt, again);
                 return Some(pkt);
             }
+            self.note_wait(f, None);
         }
+    }
+
+    /// Delay attribution: the NIC took `pkt` of flow `f` now; the flow waits again once the
+    /// packet has left if it is still ready (`again`).
+    #[cold]
+    #[inline(never)]
+    fn served_wait(&mut self, f: FlowId, p: PortId, pkt: &Packet, again: bool) {
+        let from = again.then(|| self.now + self.ser_at(p, pkt.size));
+        self.note_wait(f, from);
     }
 
     /// Wire priority of flow `f`'s next packet.

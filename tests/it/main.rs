@@ -12,6 +12,7 @@ mod docs;
 mod experiments;
 mod fabric;
 mod fuzz;
+mod nic;
 mod pcap;
 mod pfabric;
 mod rdma;
