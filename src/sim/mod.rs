@@ -682,11 +682,10 @@ impl Sim {
         (0..port.nq()).any(|q| {
             (port.paused & (1 << q) == 0 && !port.queues[q].is_empty())
                 || !self.ready[h][q].is_empty()
-                || self
-                    .host_fifo
-                    .as_ref()
-                    .is_some_and(|x| !x.queues[h][q].is_empty())
-        })
+        }) || self
+            .host_fifo
+            .as_ref()
+            .is_some_and(|x| x.queues[h].iter().any(|q| !q.is_empty()))
     }
 
     /// `[nic] qdisc = "fifo"`: flow `f` hands the host queue every packet its transport lets
