@@ -49,6 +49,10 @@ pub enum Cmd {
         /// seconds (its numbers mean nothing).
         #[arg(long)]
         smoke: bool,
+        /// Override one config key, as a sweep axis would (repeatable): `--set workload.load=0.5`,
+        /// `--set topology.host_rate=100Gbps`. Recorded in the manifest.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// Combine the results of an experiment's shards: copy every complete run found under the
     /// given result directories into the experiment's directory, check that every planned run
@@ -67,7 +71,13 @@ pub enum Cmd {
         allow_partial: bool,
     },
     /// Check a config file without running it.
-    Validate { config: PathBuf },
+    Validate {
+        config: PathBuf,
+        /// Override one config key, as a sweep axis would (repeatable): `--set workload.load=0.5`,
+        /// `--set topology.host_rate=100Gbps`. Recorded in the manifest.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
     /// Measure simulator speed: events and packet-hops per wall-clock second, peak memory.
     Bench {
         /// `default` (the default experiment, both schemes), `fat-tree` (k=8, 100 Gbps, DCTCP,
@@ -82,6 +92,10 @@ pub enum Cmd {
         /// Where its results are (default: the config's `output_dir`).
         #[arg(long)]
         output_dir: Option<PathBuf>,
+        /// Override one config key, as a sweep axis would (repeatable): `--set workload.load=0.5`,
+        /// `--set topology.host_rate=100Gbps`. Recorded in the manifest.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// List the built-in schemes.
     Schemes,
@@ -102,8 +116,10 @@ pub fn main() -> Result<()> {
             skip_existing,
             shard,
             smoke,
+            set,
         } => run(
             config.as_deref(),
+            &set,
             seed,
             output_dir,
             smoke,
@@ -121,8 +137,8 @@ pub fn main() -> Result<()> {
             output_dir,
             allow_partial,
         } => merge(&config, &from, output_dir, allow_partial),
-        Cmd::Validate { config } => {
-            let c = Config::load(&config)?;
+        Cmd::Validate { config, set } => {
+            let c = Config::load_with(Some(&config), &set)?;
             // Expanding the sweep checks every combination of axis values too.
             let runs = experiment::plan(
                 &c,
@@ -153,8 +169,12 @@ pub fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Bench { scenario } => bench(&scenario),
-        Cmd::Plot { config, output_dir } => {
-            let mut c = Config::load(&config)?;
+        Cmd::Plot {
+            config,
+            output_dir,
+            set,
+        } => {
+            let mut c = Config::load_with(Some(&config), &set)?;
             if let Some(o) = output_dir {
                 c.output_dir = o;
             }
@@ -184,11 +204,9 @@ pub fn main() -> Result<()> {
     }
 }
 
-fn load(config: Option<&Path>) -> Result<(Config, PathBuf)> {
-    match config {
-        Some(p) => Ok((Config::load(p)?, Config::base_dir(p))),
-        None => Ok((Config::default_experiment(), PathBuf::from("."))),
-    }
+fn load(config: Option<&Path>, set: &[String]) -> Result<(Config, PathBuf)> {
+    let base = config.map_or_else(|| PathBuf::from("."), Config::base_dir);
+    Ok((Config::load_with(config, set)?, base))
 }
 
 /// How to run an experiment.
@@ -476,6 +494,7 @@ fn write_experiment_manifest(
         "command_line": crate::provenance::command_line(),
         "config_file": file,
         "config_file_hash": file_hash,
+        "overrides": cfg.overrides,
         "config": cfg,
         "runs": runs,
     });
@@ -842,13 +861,14 @@ fn flow_series(
 
 fn run(
     config: Option<&Path>,
+    set: &[String],
     seed: Option<u64>,
     output_dir: Option<PathBuf>,
     smoke: bool,
     opts: &RunOpts,
 ) -> Result<()> {
     let quiet = opts.quiet || opts.dry_run;
-    let (mut cfg, base) = load(config)?;
+    let (mut cfg, base) = load(config, set)?;
     if smoke {
         cfg = experiment::smoke(&cfg);
         cfg.name = format!("{}-smoke", cfg.name);

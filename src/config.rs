@@ -338,10 +338,35 @@ impl Default for MetricsConfig {
     }
 }
 
+/// One `--set key=value`: the dotted key and its value (TOML if it parses as one, else a
+/// string).
+pub fn parse_set(set: &str) -> Result<(String, toml::Value), String> {
+    let (k, v) = set
+        .split_once('=')
+        .ok_or_else(|| format!("`{set}`: expected key=value (e.g. workload.load=0.5)"))?;
+    let (k, v) = (k.trim(), v.trim());
+    if k.is_empty()
+        || k.split('.')
+            .any(|s| s.is_empty() || s.contains(char::is_whitespace))
+    {
+        return Err(format!(
+            "`{set}`: the key must be dotted names (e.g. switch.buffer.size)"
+        ));
+    }
+    let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(v.to_string()));
+    Ok((k.to_string(), value))
+}
+
 /// The whole experiment file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// `--set key=value` overrides applied on the command line, as given (for the manifest).
+    #[serde(skip)]
+    pub overrides: Vec<String>,
     /// Experiment name; results go to `<output_dir>/<name>/`. Letters, digits, `-`, `_`, `.`.
     /// Default "experiment".
     #[serde(default = "d_name")]
@@ -934,6 +959,77 @@ impl Config {
         })?;
         let c = Config::parse(&text, &file)?;
         c.validate(&file, &Config::base_dir(path))?;
+        Ok(c)
+    }
+
+    /// Loads `path` (None: the embedded default experiment) with `--set key=value` overrides
+    /// applied before validation. Keys are dotted, as sweep axes' (`workload.load`,
+    /// `switch.buffer.size`, `workload.parts.0.fan_in`); a value is read as TOML (`0.5`,
+    /// `true`, `["DCTCP"]`) and otherwise as a string (`100Gbps`).
+    pub fn load_with(path: Option<&Path>, sets: &[String]) -> Result<Config, ConfigError> {
+        let (file, text, base) = match path {
+            Some(p) => {
+                let file = p.display().to_string();
+                let text = std::fs::read_to_string(p).map_err(|e| ConfigError {
+                    file: file.clone(),
+                    key: String::new(),
+                    msg: format!("cannot read the file: {e}"),
+                })?;
+                (file, text, Config::base_dir(p))
+            }
+            None => (
+                "<embedded default>".to_string(),
+                DEFAULT_CONFIG.to_string(),
+                PathBuf::from("."),
+            ),
+        };
+        if sets.is_empty() {
+            let c = Config::parse(&text, &file)?;
+            c.validate(&file, &base)?;
+            return Ok(c);
+        }
+        // The file must stand on its own first, so that its errors keep their line numbers.
+        Config::parse(&text, &file)?;
+        let (patched, _) = default_kinds(&text);
+        let mut table: toml::Table = toml::from_str(&patched).map_err(|e| ConfigError {
+            file: file.clone(),
+            key: String::new(),
+            msg: e.message().to_string(),
+        })?;
+        let mut keys = Vec::new();
+        for set in sets {
+            let (k, v) = parse_set(set).map_err(|msg| ConfigError {
+                file: file.clone(),
+                key: "--set".into(),
+                msg,
+            })?;
+            crate::sweep::set_key(&mut table, &k, v).map_err(|msg| ConfigError {
+                file: file.clone(),
+                key: k.clone(),
+                msg: format!("{msg} (--set {set})"),
+            })?;
+            keys.push(k);
+        }
+        let with = format!("with --set {}", sets.join(", --set "));
+        let named = |e: ConfigError| {
+            // The generated text's line numbers mean nothing to the user: name the overrides.
+            let msg = match e.msg.strip_prefix("line ") {
+                Some(r) => r.split_once(": ").map_or(r, |(_, m)| m).to_string(),
+                None => e.msg,
+            };
+            ConfigError {
+                msg: format!("{msg} ({with})"),
+                ..e
+            }
+        };
+        let generated = toml::to_string(&table).map_err(|e| ConfigError {
+            file: file.clone(),
+            key: String::new(),
+            msg: e.to_string(),
+        })?;
+        let mut c = Config::parse(&generated, &file).map_err(named)?;
+        c.validate(&file, &base).map_err(named)?;
+        c.overrides = sets.to_vec();
         Ok(c)
     }
 
