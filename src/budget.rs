@@ -83,6 +83,15 @@ fn shape(t: &TopologyConfig) -> (u64, u64, u64) {
             (left + right + bottleneck_links) as u64,
             bottleneck_links as u64,
         ),
+        TopologyConfig::File { .. } => {
+            let spec = t.build();
+            let most = t.switch_extremes().0 as u64;
+            (
+                spec.switches.len() as u64,
+                spec.links.len() as u64,
+                most.max(1),
+            )
+        }
     }
 }
 

@@ -1072,7 +1072,11 @@ impl Config {
                 ),
             ));
         }
-        // Ranges first: nothing below builds anything.
+        // A topology file first (everything below asks the topology), then ranges: nothing
+        // below builds anything.
+        self.topology
+            .load_file(base)
+            .map_err(|(k, m)| err(&format!("topology.{k}"), m))?;
         self.topology
             .validate()
             .map_err(|(k, m)| err(&format!("topology.{k}"), m))?;
@@ -1759,6 +1763,7 @@ impl Config {
             TopologyConfig::LeafSpine { spines, .. } => spines,
             TopologyConfig::FatTree { k, .. } => k / 2,
             TopologyConfig::Dumbbell { .. } => 1,
+            TopologyConfig::File { .. } => self.topology.uplinks_of_host0().max(1),
         }
     }
 

@@ -11,15 +11,20 @@
 //!   and connects to every aggregation switch of its pod; aggregation switch `j` of a pod
 //!   connects to cores `j·k/2 .. (j+1)·k/2`. Switches: edges, aggregations, cores.
 //! * dumbbell: `left` hosts on switch L, `right` hosts on switch R, one L–R bottleneck link.
+//! * file: any graph from a topology file ([`file`]: dcsim's TOML format or the HPCC ns-3
+//!   simulator's `topology.txt`), hosts first.
 //!
-//! Not modelled: link failures, asymmetric link rates within a tier, multi-homed hosts.
+//! Not modelled: link failures, asymmetric link rates within a tier of the built-in families
+//! (a file can have them), multi-homed hosts.
+
+pub mod file;
 
 use crate::ids::NodeId;
 use crate::units::{BitRate, SimTime};
 use serde::{Deserialize, Serialize};
 
 /// A full-duplex link between two nodes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
     pub a: NodeId,
     pub b: NodeId,
@@ -28,7 +33,7 @@ pub struct LinkSpec {
 }
 
 /// A switch of the topology.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SwitchSpec {
     pub name: String,
     /// Tier: 1 = edge/leaf, 2 = aggregation/spine, 3 = core.
@@ -36,7 +41,7 @@ pub struct SwitchSpec {
 }
 
 /// A built topology, before it is turned into ports and queues.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TopoSpec {
     pub n_hosts: usize,
     pub switches: Vec<SwitchSpec>,
@@ -129,6 +134,28 @@ pub enum TopologyConfig {
         #[serde(default = "d_one_link")]
         bottleneck_links: u32,
     },
+    /// A topology file (`topology::file`).
+    File {
+        /// The file, relative to the config.
+        file: std::path::PathBuf,
+        /// "dcsim" (TOML, default) or "hpcc" (`topology.txt`).
+        #[serde(default)]
+        format: file::TopoFormat,
+        /// The loaded topology (at validation).
+        #[serde(skip)]
+        loaded: Loaded,
+    },
+}
+
+/// A topology file's contents, loaded once when the config is validated (equal whatever is
+/// loaded: the path and format identify it).
+#[derive(Clone, Debug, Default)]
+pub struct Loaded(std::sync::Arc<std::sync::OnceLock<file::FileTopo>>);
+
+impl PartialEq for Loaded {
+    fn eq(&self, _: &Loaded) -> bool {
+        true
+    }
 }
 
 impl Default for TopologyConfig {
@@ -145,8 +172,42 @@ impl Default for TopologyConfig {
 }
 
 impl TopologyConfig {
+    /// Loads a topology file (relative to `base`), once; nothing for the built-in families.
+    pub fn load_file(&self, base: &std::path::Path) -> Result<(), (String, String)> {
+        if let TopologyConfig::File {
+            file,
+            format,
+            loaded,
+        } = self
+            && loaded.0.get().is_none()
+        {
+            let path = base.join(file);
+            let t = file::load(&path, *format)
+                .map_err(|m| ("file".to_string(), format!("{}: {m}", path.display())))?;
+            let _ = loaded.0.set(t);
+        }
+        Ok(())
+    }
+
+    /// The loaded topology file.
+    fn file_topo(&self) -> Option<&file::FileTopo> {
+        match self {
+            TopologyConfig::File { loaded, .. } => Some(
+                loaded
+                    .0
+                    .get()
+                    .expect("a topology file is loaded when its config is validated"),
+            ),
+            _ => None,
+        }
+    }
+
     /// Checks ranges; returns `(key, message)` on error.
     pub fn validate(&self) -> Result<(), (String, String)> {
+        if self.file_topo().is_some() {
+            // Checked line by line when the file was loaded.
+            return Ok(());
+        }
         let range = |k: &str, v: u32, lo: u32, hi: u32| {
             if v < lo || v > hi {
                 Err((k.to_string(), format!("must be in {lo}..={hi}, got {v}")))
@@ -187,6 +248,7 @@ impl TopologyConfig {
                     ("bottleneck_delay", bottleneck_delay),
                 ],
             ),
+            TopologyConfig::File { .. } => return Ok(()),
         };
         for (k, r) in rates {
             if r < BitRate::from_mbps(1) || r > BitRate::from_gbps(100_000) {
@@ -228,6 +290,7 @@ impl TopologyConfig {
                 range("right", right, 1, 4096)?;
                 range("bottleneck_links", bottleneck_links, 1, 64)?;
             }
+            TopologyConfig::File { .. } => {}
         }
         Ok(())
     }
@@ -242,6 +305,7 @@ impl TopologyConfig {
             } => (hosts_per_leaf * leaves) as usize,
             TopologyConfig::FatTree { k, .. } => (k * k * k / 4) as usize,
             TopologyConfig::Dumbbell { left, right, .. } => (left + right) as usize,
+            TopologyConfig::File { .. } => self.file_topo().expect("file").spec.n_hosts,
         }
     }
 
@@ -280,6 +344,10 @@ impl TopologyConfig {
                 host_rate.max(bottleneck_rate),
                 link_delay.max(bottleneck_delay),
             ),
+            TopologyConfig::File { .. } => {
+                let t = self.file_topo().expect("file");
+                (t.max_ports, t.max_rate, t.max_delay)
+            }
         }
     }
 
@@ -289,6 +357,7 @@ impl TopologyConfig {
             TopologyConfig::LeafSpine { leaves, spines, .. } => (leaves + spines) as usize,
             TopologyConfig::FatTree { k, .. } => (k * k + k * k / 4) as usize,
             TopologyConfig::Dumbbell { .. } => 2,
+            TopologyConfig::File { .. } => self.file_topo().expect("file").spec.switches.len(),
         }
     }
 
@@ -298,6 +367,7 @@ impl TopologyConfig {
             TopologyConfig::LeafSpine { host_rate, .. }
             | TopologyConfig::FatTree { host_rate, .. }
             | TopologyConfig::Dumbbell { host_rate, .. } => host_rate,
+            TopologyConfig::File { .. } => self.file_topo().expect("file").host_rate,
         }
     }
 
@@ -341,6 +411,7 @@ impl TopologyConfig {
                 (bottleneck_rate, bottleneck_delay),
                 (host_rate, link_delay),
             ],
+            TopologyConfig::File { .. } => self.file_topo().expect("file").longest.clone(),
         }
     }
 
@@ -384,7 +455,31 @@ impl TopologyConfig {
                 bottleneck_delay,
                 bottleneck_links as usize,
             ),
+            TopologyConfig::File { .. } => self.file_topo().expect("file").spec.clone(),
         }
+    }
+
+    /// Links from host 0's switch to other switches (a file's GPMP path count).
+    pub fn uplinks_of_host0(&self) -> u32 {
+        let spec = self.build();
+        let n = spec.n_hosts as u32;
+        let Some(sw) = spec
+            .links
+            .iter()
+            .find_map(|l| (l.a.0 == 0).then_some(l.b).or((l.b.0 == 0).then_some(l.a)))
+        else {
+            return 0;
+        };
+        spec.links
+            .iter()
+            .filter(|l| (l.a == sw && l.b.0 >= n) || (l.b == sw && l.a.0 >= n))
+            .count() as u32
+    }
+
+    /// The original id of each node of a topology file (HPCC's node numbering); None for the
+    /// built-in families (and for dcsim's format, whose ids are dcsim's).
+    pub fn original_ids(&self) -> Option<&[u32]> {
+        self.file_topo().map(|t| t.node_ids.as_slice())
     }
 }
 

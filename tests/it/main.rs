@@ -18,4 +18,5 @@ mod pfabric;
 mod rdma;
 mod robust;
 mod timeseries;
+mod topology;
 mod validation;

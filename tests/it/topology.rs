@@ -1,0 +1,209 @@
+//! Topologies from files: dcsim's format and the HPCC ns-3 simulator's, routing on arbitrary
+//! graphs (unequal tiers, parallel links).
+
+use crate::common::{cfg, run, sim};
+use dcsim::topology::TopoSpec;
+use dcsim::units::{BitRate, SimTime};
+use std::fmt::Write;
+
+/// `spec` in dcsim's topology format, links in order.
+fn to_file(spec: &TopoSpec) -> String {
+    let mut s = format!(
+        "hosts = {}\nswitches = {}\n",
+        spec.n_hosts,
+        spec.switches.len()
+    );
+    for l in &spec.links {
+        writeln!(
+            s,
+            "[[link]]\na = {}\nb = {}\nrate = \"{}\"\ndelay = \"{}\"",
+            l.a.0, l.b.0, l.rate, l.delay
+        )
+        .unwrap();
+    }
+    s
+}
+
+const WORK: &str =
+    "[workload]\nkind = \"poisson\"\nsize_cdf = \"web_search\"\nload = 0.5\nflows = 300\n";
+
+#[test]
+fn a_file_of_the_leaf_spine_runs_exactly_as_the_built_in_one() {
+    // The same graph, given as a file with the builder's node and link order: every flow's
+    // FCT is identical (the file path runs the same routing, hashing and queues).
+    let spec = dcsim::topology::leaf_spine(
+        4,
+        4,
+        4,
+        BitRate::from_gbps(10),
+        BitRate::from_gbps(10),
+        SimTime::from_us(1),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ls.toml");
+    std::fs::write(&file, to_file(&spec)).unwrap();
+    let built = cfg(&format!("schemes = [\"DCTCP\"]\n{WORK}"));
+    let from_file = cfg(&format!(
+        "schemes = [\"DCTCP\"]\n[topology]\nkind = \"file\"\nfile = \"{}\"\n{WORK}",
+        file.display()
+    ));
+    assert_eq!(from_file.topology.n_hosts(), 16);
+    assert_eq!(
+        from_file.topology.longest_path(),
+        built.topology.longest_path()
+    );
+    let (a, b) = (run(&built, "DCTCP"), run(&from_file, "DCTCP"));
+    let fcts = |r: &dcsim::experiment::RunResult| -> Vec<Option<u64>> {
+        r.records.iter().map(|x| x.fct_ps).collect()
+    };
+    assert_eq!(fcts(&a), fcts(&b));
+}
+
+#[test]
+fn the_hpcc_fat_tree_file_matches_the_built_in_fat_tree() {
+    // The validation pack's k = 4 fat-tree in the HPCC format: same hosts, same longest path
+    // and base RTT/BDP as dcsim's fat_tree, and a workload runs to completion on it.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/topology/fattree_k4.hpcc_topo.txt"
+    );
+    let f = cfg(&format!(
+        "schemes = [\"DCQCN\"]\n[topology]\nkind = \"file\"\nfile = \"{path}\"\nformat = \"hpcc\"\n\
+         [switch]\npfc = {{ enabled = true }}\n{WORK}"
+    ));
+    let b = cfg(&format!(
+        "schemes = [\"DCQCN\"]\n[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"\n\
+         fabric_rate = \"100Gbps\"\n[switch]\npfc = {{ enabled = true }}\n{WORK}"
+    ));
+    assert_eq!(f.topology.n_hosts(), 16);
+    assert_eq!(f.topology.n_switches(), 20);
+    assert_eq!(dcsim::lower::max_rtt_bdp(&f), dcsim::lower::max_rtt_bdp(&b));
+    let r = run(&f, "DCQCN");
+    assert_eq!(r.totals.finished, 300);
+    assert_eq!(r.totals.drops, 0);
+}
+
+#[test]
+fn ecmp_spreads_over_parallel_links_and_unequal_tiers_route_by_hops() {
+    // Two leaves joined by four parallel 25 Gbps links and, longer, through a spine: the
+    // shortest path is the direct bundle, and ECMP uses all four of its links.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.toml");
+    let mut t = String::from("hosts = 8\nswitches = 3\nrate = \"10Gbps\"\ndelay = \"1us\"\n");
+    for h in 0..8 {
+        writeln!(t, "[[link]]\na = {h}\nb = {}", 8 + h / 4).unwrap();
+    }
+    t += "[[link]]\na = 8\nb = 9\nrate = \"25Gbps\"\ncount = 4\n";
+    t += "[[link]]\na = 8\nb = 10\n[[link]]\na = 9\nb = 10\n";
+    std::fs::write(&file, t).unwrap();
+    let mut flows = String::from("[workload]\nkind = \"flows\"\nflows = [\n");
+    for i in 0..32 {
+        writeln!(
+            flows,
+            "  {{ src = {}, dst = {}, size = \"200KB\", start = \"{}us\" }},",
+            i % 4,
+            4 + (i / 4) % 4,
+            i
+        )
+        .unwrap();
+    }
+    flows += "]\n";
+    let c = cfg(&format!(
+        "schemes = [\"DCTCP\"]\n[topology]\nkind = \"file\"\nfile = \"{}\"\n{flows}",
+        file.display()
+    ));
+    let mut s = sim(&c, "DCTCP");
+    let _ = s.run_until(SimTime::MAX);
+    let direct: Vec<u64> = (0..s.net.ports.len())
+        .filter(|&p| s.net.ports[p].node.idx() == 8 && s.net.ports[p].peer_node.idx() == 9)
+        .map(|p| s.net.ports[p].stats.tx_bytes)
+        .collect();
+    assert_eq!(direct.len(), 4);
+    assert!(
+        direct.iter().all(|&b| b > 0),
+        "idle parallel link: {direct:?}"
+    );
+    let via_spine = crate::common::port_between(&s, 8, 10);
+    assert_eq!(
+        s.net.ports[via_spine].stats.tx_bytes, 0,
+        "a longer path was used"
+    );
+}
+
+#[test]
+fn a_320_host_topology_with_a_400g_core_runs() {
+    // A network shaped like the HPCC paper's: 320 hosts at 100 Gbps, 16 per ToR; 20 ToRs in
+    // pods of 4, each ToR with 4 x 400 Gbps up to its pod's 4 aggregation switches; each
+    // aggregation switch with 4 x 400 Gbps up to its group of 4 of the 16 cores.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hpcc320.toml");
+    let (hosts, tors, aggs, cores) = (320u32, 20u32, 20u32, 16u32);
+    let mut t = format!(
+        "hosts = {hosts}\nswitches = {}\nrate = \"400Gbps\"\ndelay = \"1us\"\n",
+        tors + aggs + cores
+    );
+    let (tor0, agg0, core0) = (hosts, hosts + tors, hosts + tors + aggs);
+    for h in 0..hosts {
+        writeln!(
+            t,
+            "[[link]]\na = {h}\nb = {}\nrate = \"100Gbps\"",
+            tor0 + h / 16
+        )
+        .unwrap();
+    }
+    for tor in 0..tors {
+        let pod = tor / 4;
+        for j in 0..4 {
+            writeln!(
+                t,
+                "[[link]]\na = {}\nb = {}",
+                tor0 + tor,
+                agg0 + pod * 4 + j
+            )
+            .unwrap();
+        }
+    }
+    for agg in 0..aggs {
+        let j = agg % 4;
+        for c in 0..4 {
+            writeln!(t, "[[link]]\na = {}\nb = {}", agg0 + agg, core0 + j * 4 + c).unwrap();
+        }
+    }
+    std::fs::write(&file, t).unwrap();
+    let c = cfg(&format!(
+        "schemes = [\"HPCC\"]\n[topology]\nkind = \"file\"\nfile = \"{}\"\n\
+         [switch]\npfc = {{ enabled = true }}\n\
+         [workload]\nkind = \"poisson\"\nsize_cdf = \"web_search\"\nload = 0.3\nflows = 400\n",
+        file.display()
+    ));
+    assert_eq!(c.topology.n_hosts(), 320);
+    assert_eq!(c.topology.host_rate(), BitRate::from_gbps(100));
+    assert_eq!(
+        c.topology.longest_path().len(),
+        6,
+        "host-ToR-agg-core-agg-ToR-host"
+    );
+    let r = run(&c, "HPCC");
+    assert_eq!(r.totals.finished, 400);
+}
+
+#[test]
+fn a_bad_topology_file_is_refused_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.txt");
+    std::fs::write(&file, "3 1 2\n0\n1 0 100Gbps 1us 0\n0 2 100Gbps soon 0\n").unwrap();
+    let c = dcsim::config::Config::parse(
+        &format!(
+            "[topology]\nkind = \"file\"\nfile = \"{}\"\nformat = \"hpcc\"\n",
+            file.display()
+        ),
+        "x.toml",
+    )
+    .unwrap();
+    let e = c.validate("x.toml", std::path::Path::new(".")).unwrap_err();
+    assert_eq!(e.key, "topology.file");
+    assert!(
+        e.msg.contains("bad.txt") && e.msg.contains("line 4: delay `soon`"),
+        "{e}"
+    );
+}
