@@ -1750,6 +1750,19 @@ impl Config {
         self.workload
             .validate(self.topology.n_hosts(), self.topology.host_rate(), base)
             .map_err(|(k, m)| err(&format!("workload.{k}"), m))?;
+        if let crate::workload::WorkloadConfig::Hpcc { .. } = self.workload
+            && let Some(ids) = self.topology.original_ids()
+            && ids
+                .iter()
+                .take(self.topology.n_hosts())
+                .enumerate()
+                .any(|(i, &id)| id as usize != i)
+        {
+            return Err(err(
+                "workload.file",
+                "the topology file does not number its hosts 0..hosts first, so the flow file's node ids cannot be taken as hosts; renumber the topology".into(),
+            ));
+        }
         Ok(())
     }
 

@@ -155,6 +155,16 @@ pub enum WorkloadConfig {
         /// Path, relative to the config file.
         file: PathBuf,
     },
+    /// Flows from an HPCC ns-3 flow file (`flow.txt`: a count, then `src dst pg dport size
+    /// start_seconds` per flow); flow ids are 1, 2, ... in file order.
+    Hpcc {
+        /// Path, relative to the config file.
+        file: PathBuf,
+        /// Subtracted from every start (HPCC's scripts start flows at 2 s); a flow starting
+        /// earlier is refused. Default 2s.
+        #[serde(default = "d_two_s")]
+        start_offset: SimTime,
+    },
     /// `fan_in` senders start together towards one receiver, `bursts` times.
     Incast {
         /// Number of senders (1..=hosts−1).
@@ -281,6 +291,10 @@ fn d_request_size() -> Bytes {
 fn d_deadline() -> SimTime {
     SimTime::from_ms(20)
 }
+fn d_two_s() -> SimTime {
+    SimTime::from_ms(2000)
+}
+
 fn d_interval() -> SimTime {
     SimTime::from_ms(1)
 }
@@ -337,9 +351,11 @@ impl WorkloadConfig {
     pub fn max_flows(&self, base: &Path) -> u64 {
         match self {
             WorkloadConfig::Poisson { flows, .. } => *flows,
-            WorkloadConfig::Csv { file } => std::fs::read(base.join(file))
-                .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64 + 1)
-                .unwrap_or(0),
+            WorkloadConfig::Csv { file } | WorkloadConfig::Hpcc { file, .. } => {
+                std::fs::read(base.join(file))
+                    .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64 + 1)
+                    .unwrap_or(0)
+            }
             WorkloadConfig::Incast { fan_in, bursts, .. } => *fan_in as u64 * *bursts as u64,
             WorkloadConfig::PartitionAggregate {
                 fan_in, queries, ..
@@ -376,7 +392,9 @@ impl WorkloadConfig {
             WorkloadConfig::Poisson { tag, .. } | WorkloadConfig::Incast { tag, .. } => vec![*tag],
             WorkloadConfig::PartitionAggregate { .. } => vec![FlowTag::Query],
             WorkloadConfig::Sequential { .. } => vec![FlowTag::Request, FlowTag::Workflow],
-            WorkloadConfig::Csv { .. } | WorkloadConfig::Flows { .. } => vec![FlowTag::Flow],
+            WorkloadConfig::Csv { .. }
+            | WorkloadConfig::Hpcc { .. }
+            | WorkloadConfig::Flows { .. } => vec![FlowTag::Flow],
             WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.tags()).collect(),
         }
     }
@@ -390,7 +408,7 @@ impl WorkloadConfig {
             {
                 vec![PathBuf::from(size_cdf)]
             }
-            WorkloadConfig::Csv { file } => vec![file.clone()],
+            WorkloadConfig::Csv { file } | WorkloadConfig::Hpcc { file, .. } => vec![file.clone()],
             WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.input_files()).collect(),
             _ => Vec::new(),
         }
@@ -438,6 +456,10 @@ impl WorkloadConfig {
             }
             WorkloadConfig::Csv { file } => {
                 read_csv(&base.join(file), n_hosts).map_err(|m| ("file".to_string(), m))?;
+            }
+            WorkloadConfig::Hpcc { file, start_offset } => {
+                read_hpcc(&base.join(file), n_hosts, *start_offset)
+                    .map_err(|m| ("file".to_string(), m))?;
             }
             WorkloadConfig::Incast {
                 fan_in,
@@ -620,6 +642,9 @@ impl WorkloadConfig {
                 out
             }
             WorkloadConfig::Csv { file } => read_csv(&base.join(file), n_hosts)?,
+            WorkloadConfig::Hpcc { file, start_offset } => {
+                read_hpcc(&base.join(file), n_hosts, *start_offset)?
+            }
             WorkloadConfig::PartitionAggregate {
                 fan_in,
                 queries,
@@ -948,6 +973,115 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
     }
     if out.is_empty() {
         return Err(format!("{}: no flows", path.display()));
+    }
+    Ok(out)
+}
+
+/// Seconds written as a decimal (`2.000035106`) to a time, exactly to the nanosecond (digits
+/// beyond the ninth are dropped).
+fn decimal_seconds(s: &str) -> Option<SimTime> {
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let all_digits = |x: &str| x.chars().all(|c| c.is_ascii_digit());
+    if !all_digits(int) || !all_digits(frac) || int.len() > 9 {
+        return None;
+    }
+    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut ns_text: String = frac.chars().take(9).collect();
+    while ns_text.len() < 9 {
+        ns_text.push('0');
+    }
+    let ns: u64 = ns_text.parse().ok()?;
+    Some(SimTime::from_ns(secs * 1_000_000_000 + ns))
+}
+
+/// Reads an HPCC ns-3 flow file: a first line with the flow count, then `src dst pg dport
+/// size start` per flow (start in seconds). Flow ids are 1.. in file order; `pg` and `dport`
+/// are not used (the scheme decides priorities); node ids must be hosts (`0..n_hosts`).
+/// Starts are read exactly to the nanosecond (the HPCC simulator goes through a `double` and
+/// truncates, so some of its flows start 1 ns earlier), and `offset` is subtracted.
+pub fn read_hpcc(path: &Path, n_hosts: usize, offset: SimTime) -> Result<Vec<FlowSpec>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty());
+    let at = |ln: usize| format!("{} line {ln}", path.display());
+    let (ln, head) = lines
+        .next()
+        .ok_or_else(|| format!("{}: empty file", path.display()))?;
+    let n: usize = head
+        .parse()
+        .map_err(|_| format!("{}: expected the flow count, got `{head}`", at(ln)))?;
+    if n == 0 || n > 10_000_000 {
+        return Err(format!(
+            "{}: the flow count must be in 1..=10000000",
+            at(ln)
+        ));
+    }
+    let mut out = Vec::with_capacity(n);
+    for (ln, l) in lines {
+        let v: Vec<&str> = l.split_whitespace().collect();
+        if v.len() != 6 {
+            return Err(format!(
+                "{}: expected `src dst pg dport size start_seconds`, got `{l}`",
+                at(ln)
+            ));
+        }
+        let num = |i: usize, what: &str| -> Result<u64, String> {
+            v[i].parse::<u64>().map_err(|_| {
+                format!(
+                    "{}: {what} `{}` is not a non-negative integer",
+                    at(ln),
+                    v[i]
+                )
+            })
+        };
+        let (src, dst, size) = (num(0, "src")?, num(1, "dst")?, num(4, "size")?);
+        num(2, "pg")?;
+        num(3, "dport")?;
+        if src as usize >= n_hosts || dst as usize >= n_hosts {
+            return Err(format!("{}: hosts must be in 0..{n_hosts}", at(ln)));
+        }
+        if src == dst {
+            return Err(format!("{}: src and dst are the same host", at(ln)));
+        }
+        if size == 0 {
+            return Err(format!("{}: size must be positive", at(ln)));
+        }
+        let t = decimal_seconds(v[5])
+            .ok_or_else(|| format!("{}: start `{}` is not a time in seconds", at(ln), v[5]))?;
+        if t < offset {
+            return Err(format!(
+                "{}: starts at {t}, before start_offset {offset} (HPCC's scripts put flows at 2 s + start; set [workload] start_offset)",
+                at(ln)
+            ));
+        }
+        let start = t - offset;
+        if start.0 / 1000 > MAX_CSV_TIME_NS {
+            return Err(format!("{}: start is out of range", at(ln)));
+        }
+        out.push(FlowSpec::new(
+            out.len() as u32 + 1,
+            src as u32,
+            dst as u32,
+            size,
+            start,
+        ));
+        if out.len() > n {
+            break;
+        }
+    }
+    if out.len() != n {
+        return Err(format!(
+            "{}: {} flow lines, the first line says {n}",
+            path.display(),
+            out.len()
+        ));
     }
     Ok(out)
 }

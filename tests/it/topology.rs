@@ -207,3 +207,64 @@ fn a_bad_topology_file_is_refused_with_file_and_line() {
         "{e}"
     );
 }
+
+#[test]
+fn the_hpcc_flow_file_imports_as_the_packs_csv() {
+    // The validation pack gives each scenario both as an HPCC flow file (starts at 2 s +
+    // start) and in dcsim's CSV: the importer reads the same flows, to the nanosecond.
+    let root = env!("CARGO_MANIFEST_DIR");
+    for scn in ["websearch", "stagger4"] {
+        let txt = format!("{root}/tests/data/hpcc-flows/{scn}.hpcc.txt");
+        let csv = format!("{root}/experiments/validation/flows/{scn}.csv");
+        let a = dcsim::workload::read_hpcc(std::path::Path::new(&txt), 16, SimTime::from_ms(2000))
+            .unwrap();
+        let b = dcsim::workload::read_csv(std::path::Path::new(&csv), 16).unwrap();
+        let key = |f: &dcsim::workload::FlowSpec| (f.id, f.src, f.dst, f.size, f.start);
+        assert_eq!(
+            a.iter().map(key).collect::<Vec<_>>(),
+            b.iter().map(key).collect::<Vec<_>>(),
+            "{scn}"
+        );
+    }
+    // And through a config, on the HPCC topology file.
+    let c = cfg(&format!(
+        "schemes = [\"DCQCN\"]\n[topology]\nkind = \"file\"\n\
+         file = \"{root}/tests/data/topology/fattree_k4.hpcc_topo.txt\"\nformat = \"hpcc\"\n\
+         [switch]\npfc = {{ enabled = true }}\n\
+         [workload]\nkind = \"hpcc\"\nfile = \"{root}/tests/data/hpcc-flows/stagger4.hpcc.txt\"\n"
+    ));
+    let r = run(&c, "DCQCN");
+    assert_eq!(r.totals.finished, 4);
+}
+
+#[test]
+fn malformed_hpcc_flow_files_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("x\n", "line 1: expected the flow count"),
+        (
+            "1\n0 1 3 100 1000\n",
+            "line 2: expected `src dst pg dport size start_seconds`",
+        ),
+        ("1\n0 99 3 100 1000 2.0\n", "line 2: hosts must be in 0..16"),
+        (
+            "1\n0 1 3 100 1000 1.5\n",
+            "line 2: starts at 1500ms, before start_offset 2s",
+        ),
+        ("1\n0 1 3 100 1000 2.x\n", "line 2: start `2.x`"),
+        (
+            "2\n0 1 3 100 1000 2.0\n",
+            "1 flow lines, the first line says 2",
+        ),
+        ("1\n0 1 3 100 -5 2.0\n", "line 2: size `-5`"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let f = dir.path().join(format!("f{i}.txt"));
+        std::fs::write(&f, text).unwrap();
+        let e = dcsim::workload::read_hpcc(&f, 16, SimTime::from_ms(2000)).unwrap_err();
+        assert!(
+            e.contains(want) && e.contains(&format!("f{i}.txt")),
+            "{text:?}: {e}"
+        );
+    }
+}
