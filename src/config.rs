@@ -534,7 +534,7 @@ impl Default for HpccConfig {
 }
 
 /// `[powertcp]`: PowerTCP (scheme `PowerTCP`). Defaults: the PowerTCP paper's γ = 0.9; the
-/// additive increase of HPCC (so that the two compare on equal terms) [reconstruction].
+/// additive increase of HPCC (so that the two compare on equal terms) (a reconstruction).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PowerTcpConfig {

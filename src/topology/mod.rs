@@ -11,7 +11,7 @@
 //!   and connects to every aggregation switch of its pod; aggregation switch `j` of a pod
 //!   connects to cores `j·k/2 .. (j+1)·k/2`. Switches: edges, aggregations, cores.
 //! * dumbbell: `left` hosts on switch L, `right` hosts on switch R, one L–R bottleneck link.
-//! * file: any graph from a topology file ([`file`]: dcsim's TOML format or the HPCC ns-3
+//! * file: any graph from a topology file ([`mod@file`]: dcsim's TOML format or the HPCC ns-3
 //!   simulator's `topology.txt`), hosts first.
 //!
 //! Not modelled: link failures, asymmetric link rates within a tier of the built-in families
