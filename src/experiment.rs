@@ -391,7 +391,7 @@ fn run_probe(
         Some(cfg.packet.header.0 as u32),
     )
     .as_secs_f64();
-    let k = match cfg.switch.ecn {
+    let k = match cfg.switch.ecn_for(link.rate) {
         crate::net::port::EcnConfig::Step { k, .. } => k.0 as f64 / pkt,
         _ => return Err("[probe] needs step ECN marking (K)".into()),
     };

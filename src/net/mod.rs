@@ -74,11 +74,24 @@ pub struct SwitchConfig {
     /// guideline), on enqueue. Only ECN-capable packets are marked.
     #[serde(default = "default_ecn")]
     pub ecn: EcnConfig,
+    /// ECN marking for the ports of given rates (the HPCC ns-3 simulator's `KMIN_MAP`,
+    /// `KMAX_MAP`, `PMAX_MAP`): a switch port whose link runs at one of these rates marks
+    /// with its entry, the others with `ecn`. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ecn_by_rate: Vec<EcnForRate>,
     #[serde(default)]
     pub pfc: PfcConfig,
     /// `"ecmp"` or `"spray"`. Default ECMP. Schemes may override.
     #[serde(default)]
     pub load_balancer: LbKind,
+}
+
+/// One entry of `[switch] ecn_by_rate`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnForRate {
+    pub rate: crate::units::BitRate,
+    pub ecn: EcnConfig,
 }
 
 pub fn default_ecn() -> EcnConfig {
@@ -95,6 +108,7 @@ impl Default for SwitchConfig {
             scheduler: SchedulerConfig::Strict,
             buffer: BufferConfig::default(),
             ecn: default_ecn(),
+            ecn_by_rate: Vec::new(),
             pfc: PfcConfig::default(),
             load_balancer: LbKind::Ecmp,
         }
@@ -102,6 +116,14 @@ impl Default for SwitchConfig {
 }
 
 impl SwitchConfig {
+    /// The ECN marking of a switch port whose link runs at `rate`.
+    pub fn ecn_for(&self, rate: crate::units::BitRate) -> EcnConfig {
+        self.ecn_by_rate
+            .iter()
+            .find(|e| e.rate == rate)
+            .map_or(self.ecn, |e| e.ecn)
+    }
+
     /// Checks ranges; returns `(key, message)`.
     pub fn validate(&self) -> Result<(), (String, String)> {
         if self.queues == 0 || self.queues as usize > MAX_QUEUES {
@@ -117,6 +139,17 @@ impl SwitchConfig {
             .validate()
             .map_err(|(k, m)| (format!("buffer.{k}"), m))?;
         self.ecn.validate().map_err(|m| ("ecn".to_string(), m))?;
+        for (i, e) in self.ecn_by_rate.iter().enumerate() {
+            e.ecn
+                .validate()
+                .map_err(|m| (format!("ecn_by_rate[{i}].ecn"), m))?;
+            if self.ecn_by_rate[..i].iter().any(|x| x.rate == e.rate) {
+                return Err((
+                    format!("ecn_by_rate[{i}].rate"),
+                    format!("{} is listed twice", e.rate),
+                ));
+            }
+        }
         if let Some(ps) = &self.pfc.priorities {
             for p in ps {
                 if *p >= self.queues {
@@ -221,7 +254,7 @@ impl Network {
                 let (sched, ecn) = if is_host {
                     (SchedulerConfig::Strict, EcnConfig::None)
                 } else {
-                    (o.switch.scheduler.clone(), o.switch.ecn)
+                    (o.switch.scheduler.clone(), o.switch.ecn_for(l.rate))
                 };
                 ports.push(Port::new(
                     n,

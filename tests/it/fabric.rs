@@ -291,3 +291,52 @@ fn toml_replace(c: &dcsim::config::Config, sched: &str) -> String {
     c.switch.scheduler = dcsim::net::port::SchedulerConfig::Strict;
     toml::to_string(&c).unwrap()
 }
+
+#[test]
+fn ecn_thresholds_follow_each_ports_rate() {
+    // A fat-tree with 100 Gbps hosts and 400 Gbps fabric links: `[switch] ecn_by_rate` gives
+    // the 400 Gbps ports their own thresholds (the HPCC ns-3 simulator's KMIN_MAP), the
+    // others keep `ecn`; hosts never mark.
+    use dcsim::net::port::EcnConfig;
+    let c = crate::common::cfg(
+        "schemes = [\"DCQCN\"]\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+         host_rate = \"100Gbps\"\nfabric_rate = \"400Gbps\"\n\
+         [switch]\npfc = { enabled = true }\n\
+         ecn = { kind = \"red\", kmin = \"400KB\", kmax = \"1600KB\", pmax = 0.2 }\n\
+         ecn_by_rate = [{ rate = \"400Gbps\", ecn = { kind = \"red\", kmin = \"1600KB\", kmax = \"6400KB\", pmax = 0.2 } }]\n\
+         [workload]\nkind = \"incast\"\nfan_in = 4\nsize = \"100KB\"\n",
+    );
+    let s = crate::common::sim(&c, "DCQCN");
+    let kmin = |e: &EcnConfig| match e {
+        EcnConfig::Red { kmin, .. } => Some(kmin.0),
+        _ => None,
+    };
+    let (mut fast, mut slow) = (0, 0);
+    for p in &s.net.ports {
+        let host = s.net.is_host(p.node);
+        match (host, p.rate.bps()) {
+            (true, _) => assert_eq!(kmin(&p.ecn), None),
+            (false, 400_000_000_000) => {
+                assert_eq!(kmin(&p.ecn), Some(1_600_000));
+                fast += 1;
+            }
+            (false, _) => {
+                assert_eq!(kmin(&p.ecn), Some(400_000));
+                slow += 1;
+            }
+        }
+    }
+    assert_eq!(
+        (fast, slow),
+        (64, 16),
+        "fabric ports at 400G, edge-to-host ports at 100G"
+    );
+    let e = dcsim::config::Config::parse(
+        "[switch]\necn_by_rate = [{ rate = \"1Gbps\", ecn = { kind = \"red\", kmin = \"2KB\", kmax = \"1KB\", pmax = 0.1 } }]\n",
+        "x.toml",
+    )
+    .unwrap()
+    .validate("x.toml", std::path::Path::new("."))
+    .unwrap_err();
+    assert_eq!(e.key, "switch.ecn_by_rate[0].ecn");
+}
