@@ -290,6 +290,93 @@ pub struct RoutingConfig {
     /// A file pinning the paths of some flows (`net::pin`: `flow_id,direction,nodes`),
     /// relative to the config. Default: none.
     pub pin: Option<PathBuf>,
+    /// After a link or switch goes down or comes back (`[[failures]]`), routes are
+    /// recomputed this much later; until then switches keep forwarding into a failed link
+    /// (those packets are dropped). 0us..=10s. Default 0us.
+    pub convergence: SimTime,
+}
+
+/// What a `[[failures]]` entry does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailAction {
+    Down,
+    Up,
+    /// The link runs at `rate` from then on.
+    Rate,
+}
+
+/// `[[failures]]`: a link or a switch goes down, comes back up, or (a link) changes rate, at
+/// a given time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureConfig {
+    pub at: SimTime,
+    pub action: FailAction,
+    /// The link between these two nodes (both directions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<[u32; 2]>,
+    /// Which of several parallel links between them (0-based, in topology order); default:
+    /// all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<u32>,
+    /// Every link of this switch (node id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch: Option<u32>,
+    /// The new rate (action "rate").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<BitRate>,
+}
+
+impl FailureConfig {
+    /// The topology's link indices this entry touches.
+    pub fn links(&self, t: &crate::topology::TopoSpec) -> Result<Vec<usize>, String> {
+        let n_nodes = (t.n_hosts + t.switches.len()) as u32;
+        match (self.link, self.switch) {
+            (Some([a, b]), None) => {
+                if a >= n_nodes || b >= n_nodes {
+                    return Err(format!("link [{a}, {b}]: node ids must be below {n_nodes}"));
+                }
+                let all: Vec<usize> = t
+                    .links
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| (l.a.0, l.b.0) == (a, b) || (l.a.0, l.b.0) == (b, a))
+                    .map(|(i, _)| i)
+                    .collect();
+                if all.is_empty() {
+                    return Err(format!("there is no link between nodes {a} and {b}"));
+                }
+                match self.parallel {
+                    None => Ok(all),
+                    Some(k) => all.get(k as usize).map(|&i| vec![i]).ok_or_else(|| {
+                        format!(
+                            "parallel = {k}: nodes {a} and {b} have {} link(s)",
+                            all.len()
+                        )
+                    }),
+                }
+            }
+            (None, Some(s)) => {
+                if (s as usize) < t.n_hosts || s >= n_nodes {
+                    return Err(format!(
+                        "switch {s}: switches are nodes {}..{n_nodes}",
+                        t.n_hosts
+                    ));
+                }
+                if self.parallel.is_some() {
+                    return Err("`parallel` applies to a link, not a switch".into());
+                }
+                Ok(t.links
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| l.a.0 == s || l.b.0 == s)
+                    .map(|(i, _)| i)
+                    .collect())
+            }
+            _ => Err("give either `link = [a, b]` or `switch = id`".into()),
+        }
+    }
 }
 
 /// `[udp]`: the constant-rate UDP transport.
@@ -413,6 +500,9 @@ pub struct Config {
     pub flowlet: FlowletConfig,
     #[serde(default)]
     pub routing: RoutingConfig,
+    /// Link and switch failures and degradations, in any order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailureConfig>,
     #[serde(default)]
     pub quirks: QuirksConfig,
     #[serde(default)]
@@ -1447,6 +1537,48 @@ impl Config {
                 ));
             }
             _ => {}
+        }
+        if self.routing.convergence > SimTime::from_ms(10_000) {
+            return Err(err(
+                "routing.convergence",
+                format!("must be in 0us..=10s, got {}", self.routing.convergence),
+            ));
+        }
+        if !self.failures.is_empty() {
+            let spec = self.topology.build();
+            for (i, f) in self.failures.iter().enumerate() {
+                let key = format!("failures[{i}]");
+                f.links(&spec).map_err(|m| err(&key, m))?;
+                match (f.action, f.rate) {
+                    (FailAction::Rate, None) => {
+                        return Err(err(
+                            &format!("{key}.rate"),
+                            "action \"rate\" needs a `rate`".into(),
+                        ));
+                    }
+                    (FailAction::Rate, Some(r))
+                        if r < BitRate::from_mbps(1) || r > BitRate::from_gbps(100_000) =>
+                    {
+                        return Err(err(
+                            &format!("{key}.rate"),
+                            format!("must be in 1Mbps..=100Tbps, got {r}"),
+                        ));
+                    }
+                    (FailAction::Down | FailAction::Up, Some(_)) => {
+                        return Err(err(
+                            &format!("{key}.rate"),
+                            "only action \"rate\" takes a rate".into(),
+                        ));
+                    }
+                    _ => {}
+                }
+                if f.switch.is_some() && f.action == FailAction::Rate {
+                    return Err(err(
+                        &format!("{key}.action"),
+                        "a switch goes \"down\" or \"up\"; change a link's rate with `link`".into(),
+                    ));
+                }
+            }
         }
         let dr = &self.dctcp_rdma;
         if !(dr.g > 0.0 && dr.g <= 1.0) {

@@ -469,11 +469,35 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             _ => u64::MAX,
         });
     }
+    if !cfg.failures.is_empty() {
+        let spec = cfg.topology.build();
+        for f in &cfg.failures {
+            let links = f.links(&spec)?;
+            // Link i of the topology is ports 2i and 2i + 1 (Network::build).
+            let ports = links
+                .iter()
+                .flat_map(|&i| {
+                    [
+                        crate::ids::PortId(2 * i as u32),
+                        crate::ids::PortId(2 * i as u32 + 1),
+                    ]
+                })
+                .collect();
+            let kind = match f.action {
+                crate::config::FailAction::Down => crate::sim::FailKind::Down,
+                crate::config::FailAction::Up => crate::sim::FailKind::Up,
+                crate::config::FailAction::Rate => {
+                    crate::sim::FailKind::Rate(f.rate.expect("validated: rate"))
+                }
+            };
+            sim.add_failure(f.at, ports, kind, cfg.routing.convergence);
+        }
+    }
     if let Some(pin) = &cfg.routing.pin {
         let endpoints = specs.iter().map(|f| (f.id, (f.src, f.dst))).collect();
         let pins = crate::net::pin::Pins::load(&base.join(pin), &sim.net, &endpoints)
             .map_err(|m| format!("routing.pin: {m}"))?;
-        sim.pins = Some(pins);
+        sim.set_pins(pins);
     }
     if cfg.metrics.attribution {
         let units = match sim.transport.messages() {
@@ -851,6 +875,8 @@ pub fn collect(
         totals.drops_lossless += s.drops[1];
         totals.pfc_frames += s.pfc_sent;
     }
+    // Packets lost with a failed link (its wire, a host's queue, no route left).
+    totals.drops += sim.failure_losses;
     totals.sim_end_ps = sim.now.0;
     totals.events = sim.events();
     totals.packet_hops = sim.packet_hops;

@@ -226,6 +226,33 @@ pub struct BuildOpts<'a> {
 }
 
 impl Network {
+    /// Recomputes the routes over the links that are up (after `[[failures]]`); destinations
+    /// a switch can no longer reach get no next hop.
+    pub fn reroute(&mut self) {
+        let ports_of: Vec<Vec<PortId>> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                n.ports
+                    .iter()
+                    .copied()
+                    .filter(|p| !self.ports[p.idx()].down)
+                    .collect()
+            })
+            .collect();
+        let peer_node: Vec<NodeId> = self.ports.iter().map(|p| p.peer_node).collect();
+        self.routes = Routes::build_with(
+            &Graph {
+                n_hosts: self.n_hosts,
+                n_nodes: self.nodes.len(),
+                ports_of: &ports_of,
+                peer_node: &peer_node,
+            },
+            true,
+        )
+        .expect("partial routes always build");
+    }
+
     pub fn build(t: &TopoSpec, o: &BuildOpts) -> Result<Network, String> {
         let n_nodes = t.n_hosts + t.switches.len();
         let nq = o.switch.queues;

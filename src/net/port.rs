@@ -325,6 +325,8 @@ pub struct Port {
     paused_since: [SimTime; MAX_QUEUES],
     /// Closed pause intervals per priority (ps), for delay attribution.
     paused_total: [u64; MAX_QUEUES],
+    /// The link is down (`[[failures]]`): nothing is sent, arrivals for it are dropped.
+    pub down: bool,
 }
 
 impl Port {
@@ -360,7 +362,18 @@ impl Port {
             rate,
             paused_since: [SimTime::ZERO; MAX_QUEUES],
             paused_total: [0; MAX_QUEUES],
+            down: false,
         }
+    }
+
+    /// A new line rate (`[[failures]]` degradation); serialization times follow.
+    pub fn set_rate(&mut self, rate: BitRate) {
+        self.rate = rate;
+        self.ps_per_byte = if self.floor_ns {
+            0
+        } else {
+            rate.exact_ps_per_byte().unwrap_or(0)
+        };
     }
 
     /// Total time priority `prio` has been paused up to `now` (ps).

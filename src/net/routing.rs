@@ -30,6 +30,12 @@ pub struct Routes {
 impl Routes {
     /// Breadth-first search from each destination host.
     pub fn build(g: &Graph) -> Result<Routes, String> {
+        Self::build_with(g, false)
+    }
+
+    /// As [`Routes::build`]; with `partial` a host another cannot reach (after failures) is
+    /// not an error: switches that cannot reach it get no next hop.
+    pub fn build_with(g: &Graph, partial: bool) -> Result<Routes, String> {
         let n_sw = g.n_nodes - g.n_hosts;
         let mut r = Routes {
             n_hosts: g.n_hosts,
@@ -74,7 +80,7 @@ impl Routes {
                 r.entries[i].1 = r.ports.len() as u32 - start;
             }
             for (s, &d) in dist.iter().enumerate().take(g.n_hosts) {
-                if s != h && d == u32::MAX {
+                if !partial && s != h && d == u32::MAX {
                     return Err(format!(
                         "host {s} cannot reach host {h}: topology is disconnected"
                     ));

@@ -74,6 +74,28 @@ enum Ev {
     Pace(FlowId, u32),
     /// A dependent flow whose group completed starts (after its delay).
     StartFlow(FlowId),
+    /// Failure `i` of `[[failures]]` happens.
+    Fail(u32),
+    /// Routes are recomputed after a failure (its convergence delay later).
+    Reroute,
+}
+
+/// Where a packet goes at a switch when the run has pinned paths or failures.
+enum Detour {
+    Pinned(PortId),
+    Route,
+    Lost,
+}
+
+/// What a `[[failures]]` entry does to its ports (both directions of each link).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FailKind {
+    /// The links go down: their queues and wires are dropped (counted), nothing is sent.
+    Down,
+    /// The links come back.
+    Up,
+    /// The links run at a new rate from now on (degradation).
+    Rate(BitRate),
 }
 
 /// How a host NIC orders a class's ready flows when not in the order they became ready.
@@ -226,13 +248,23 @@ pub struct Sim {
     /// In-band telemetry side table (runs whose congestion control reads it).
     telemetry: Option<telemetry::Telemetry>,
     /// Pinned paths (`[routing] pin`): switches forward these flows' packets along them.
-    pub pins: Option<crate::net::pin::Pins>,
+    pins: Option<crate::net::pin::Pins>,
+    /// Pinned paths or failures: switches route through [`Sim::detour_port`].
+    detour: bool,
     /// `[nic] order = "index"`: per host and NIC class, the index of the flow served last.
     pub nic_rr_last: Option<Vec<Vec<u32>>>,
     /// `[nic] qdisc = "fifo"`: the hosts' FIFO queues in front of the NIC.
     pub host_fifo: Option<Box<HostFifo>>,
     /// Wire bytes of a PFC frame.
     pfc_frame: u32,
+    /// `[[failures]]`: the ports each failure touches and what it does; the routing
+    /// convergence delay. `failing`: there are failures, so the cold checks are on.
+    failures: Vec<(Vec<PortId>, FailKind)>,
+    convergence: SimTime,
+    failing: bool,
+    /// Packets lost outside switch buffers to `[[failures]]` (cut wires, a host's queue, no
+    /// route left); they count as drops.
+    pub failure_losses: u64,
 }
 
 impl Sim {
@@ -362,8 +394,13 @@ impl Sim {
             telemetry,
             pins: None,
             nic_rr_last: None,
+            detour: false,
             host_fifo: None,
             pfc_frame,
+            failures: Vec::new(),
+            convergence: SimTime::ZERO,
+            failing: false,
+            failure_losses: 0,
         })
     }
 
@@ -377,6 +414,135 @@ impl Sim {
             queued: vec![0; self.flows.len()],
             limit,
         }));
+    }
+
+    /// Schedules a failure at `at` on `ports` (both directions of each link it touches);
+    /// routes are recomputed `convergence` after each down or up.
+    pub fn add_failure(
+        &mut self,
+        at: SimTime,
+        ports: Vec<PortId>,
+        kind: FailKind,
+        convergence: SimTime,
+    ) {
+        self.failing = true;
+        self.detour = true;
+        self.convergence = convergence;
+        self.ev.push(at, Ev::Fail(self.failures.len() as u32));
+        self.failures.push((ports, kind));
+    }
+
+    /// Failure `i` happens now.
+    #[cold]
+    #[inline(never)]
+    fn on_fail(&mut self, i: usize) {
+        let (ports, kind) = self.failures[i].clone();
+        match kind {
+            FailKind::Rate(r) => {
+                for &p in &ports {
+                    self.net.ports[p.idx()].set_rate(r);
+                }
+                return;
+            }
+            FailKind::Up => {
+                for &p in &ports {
+                    self.net.ports[p.idx()].down = false;
+                }
+                for &p in &ports {
+                    self.kick(p);
+                }
+            }
+            FailKind::Down => {
+                for &p in &ports {
+                    self.net.ports[p.idx()].down = true;
+                }
+                for &p in &ports {
+                    self.flush_port(p);
+                }
+            }
+        }
+        self.ev.push(self.now + self.convergence, Ev::Reroute);
+    }
+
+    /// Whether an `Arrive` event for port `p` now finds no packet due: the packets it was
+    /// for were lost with their link (`[[failures]]`).
+    #[cold]
+    #[inline(never)]
+    fn stale_arrival(&self, p: PortId) -> bool {
+        !matches!(self.net.ports[p.idx()].wire.front(), Some(&(t, _)) if t == self.now)
+    }
+
+    /// A link went down under port `p`: its queued packets and those on its wire are lost.
+    fn flush_port(&mut self, p: PortId) {
+        let node = self.net.ports[p.idx()].node;
+        let sw = (!self.net.is_host(node)).then(|| self.net.switch_idx(node));
+        let port = &mut self.net.ports[p.idx()];
+        let mut lost: Vec<Packet> = Vec::new();
+        for q in 0..port.nq() {
+            while let Some(pkt) = port.pop_queue(q) {
+                lost.push(pkt);
+            }
+        }
+        let queued = lost.len();
+        // The wire's pending Arrive event will find no packet due and do nothing.
+        while let Some((_, pkt)) = port.wire.pop_front() {
+            port.wire_bytes -= pkt.size as u64;
+            lost.push(pkt);
+        }
+        for (k, pkt) in lost.iter().enumerate() {
+            match sw {
+                Some(s) if k < queued => {
+                    self.release(s, pkt.in_port, p, pkt.prio, pkt.size as u32);
+                    self.count_drop(s, p, pkt, false);
+                }
+                _ => self.count_loss(p, pkt),
+            }
+        }
+    }
+
+    /// How `pkt` leaves switch `node` (in at `inp`) when the run has pinned paths or
+    /// failures: its pinned port, the routes, or nowhere (`[[failures]]` left no route: the
+    /// packet is counted lost).
+    #[cold]
+    #[inline(never)]
+    fn detour_port(&mut self, node: NodeId, inp: PortId, pkt: &mut Packet) -> Detour {
+        if self.pins.is_some()
+            && let Some(out) = self.pinned_port(node, pkt)
+        {
+            return Detour::Pinned(out);
+        }
+        if self.net.routes.next_hops(node, pkt.dst).is_empty() {
+            pkt.in_port = inp;
+            self.count_loss(inp, pkt);
+            return Detour::Lost;
+        }
+        Detour::Route
+    }
+
+    /// Counts packet `pkt` lost at port `p` outside a switch's buffer (a host's queue or a
+    /// wire cut by a failure).
+    fn count_loss(&mut self, p: PortId, pkt: &Packet) {
+        self.failure_losses += 1;
+        let port = &mut self.net.ports[p.idx()];
+        port.stats.drops += 1;
+        port.stats.drop_bytes += pkt.size as u64;
+        self.cons.dropped_pkts += 1;
+        self.cons.dropped_bytes += pkt.size as u64;
+        self.flows[pkt.flow.idx()].stats.drops += 1;
+        self.transport.on_drop(pkt);
+        if let Some(tm) = &mut self.telemetry {
+            tm.release(pkt);
+        }
+        if let Some(a) = &mut self.attrib {
+            let unit = attrib_unit(self.msg_units, pkt);
+            a.lost(pkt.uid, unit, pkt.ts);
+        }
+    }
+
+    /// Pins flows' paths (`[routing] pin`).
+    pub fn set_pins(&mut self, pins: crate::net::pin::Pins) {
+        self.pins = Some(pins);
+        self.detour = true;
     }
 
     /// Telemetry slots in use (0 once every packet's was freed; None without telemetry).
@@ -457,6 +623,8 @@ impl Sim {
                 Ev::Timer(f, g) => self.on_timer(f, g),
                 Ev::Pace(f, g) => self.on_pace(f, g),
                 Ev::StartFlow(f) => self.start_flow(f),
+                Ev::Fail(i) => self.on_fail(i as usize),
+                Ev::Reroute => self.net.reroute(),
             }
             if self.finished == self.total {
                 break EndReason::AllFinished;
@@ -750,6 +918,10 @@ impl Sim {
         let node = self.net.ports[p.idx()].node;
         let is_host = self.net.is_host(node);
         let pkt = if is_host {
+            if self.failing && self.net.ports[p.idx()].down {
+                // A host's cut link sends nothing (a switch's down port holds nothing).
+                return;
+            }
             debug_assert!(!self.in_pull, "re-entrant host NIC pull at {p}");
             self.in_pull = true;
             let pkt = self.host_pull(node.idx(), p);
@@ -930,6 +1102,9 @@ impl Sim {
     }
 
     fn on_arrive(&mut self, p: PortId) {
+        if self.failing && self.stale_arrival(p) {
+            return;
+        }
         let port = &mut self.net.ports[p.idx()];
         let (_, pkt) = port.wire.pop_front().expect("arrival with an empty wire");
         port.wire_bytes -= pkt.size as u64;
@@ -948,8 +1123,13 @@ impl Sim {
     fn switch_receive(&mut self, node: NodeId, inp: PortId, mut pkt: Packet) {
         let sw = self.net.switch_idx(node);
         let now = self.now;
-        let pinned = if self.pins.is_some() {
-            self.pinned_port(node, &pkt)
+        let detour = self.detour;
+        let pinned = if detour {
+            match self.detour_port(node, inp, &mut pkt) {
+                Detour::Pinned(out) => Some(out),
+                Detour::Route => None,
+                Detour::Lost => return,
+            }
         } else {
             None
         };
@@ -966,6 +1146,11 @@ impl Sim {
             }
         };
         pkt.in_port = inp;
+        if detour && net.ports[out.idx()].down {
+            // Routes still point at a failed link (before they converge).
+            self.count_drop(sw, out, &pkt, false);
+            return;
+        }
         let prio = pkt.prio;
         let (il, ol) = (net.local[inp.idx()] as usize, net.local[out.idx()] as usize);
         match switch.mmu.admit(il, ol, prio, pkt.size as u32) {

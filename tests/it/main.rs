@@ -11,6 +11,7 @@ mod determinism;
 mod docs;
 mod experiments;
 mod fabric;
+mod failures;
 mod fuzz;
 mod nic;
 mod pcap;

@@ -1,0 +1,138 @@
+//! `[[failures]]`: links and switches going down and up, rate degradation, route
+//! convergence; byte conservation throughout (checked by `run`).
+
+use crate::common::{cfg, run, sim};
+use dcsim::units::SimTime;
+
+/// One 20 MB DCTCP flow from host 0 (leaf 16) to host 15 (leaf 19) on the 4x4 leaf-spine;
+/// `extra` adds failures.
+fn one_flow(extra: &str) -> String {
+    format!(
+        "schemes = [\"DCTCP\"]\n[tcp]\nrto_min = \"1ms\"\n{extra}\
+         [workload]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 15, size = \"20MB\", start = \"0us\" }}]\n"
+    )
+}
+
+/// The spine (node id) carrying the flow's data at 100 us.
+fn spine_in_use() -> u32 {
+    let c = cfg(&one_flow(""));
+    let mut s = sim(&c, "DCTCP");
+    let _ = s.run_until(SimTime::from_us(100));
+    (20..24)
+        .find(|&sp| {
+            let p = crate::common::port_between(&s, 16, sp as usize);
+            s.net.ports[p].stats.tx_bytes > 100_000
+        })
+        .expect("a spine carries the flow")
+}
+
+#[test]
+fn a_flow_survives_its_link_failing_when_other_paths_exist() {
+    let spine = spine_in_use();
+    let base = run(&cfg(&one_flow("")), "DCTCP");
+    let c = cfg(&one_flow(&format!(
+        "[[failures]]\nat = \"1ms\"\nlink = [16, {spine}]\naction = \"down\"\n"
+    )));
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.totals.finished, 1, "the flow rerouted and finished");
+    assert!(
+        r.totals.drops > 0,
+        "the failed link's queue and wire were lost"
+    );
+    let (f0, f1) = (
+        base.records[0].fct_ps.unwrap(),
+        r.records[0].fct_ps.unwrap(),
+    );
+    assert!(f1 > f0, "the loss cost time: {f0} -> {f1}");
+    // Slower convergence blackholes more packets (the routes keep pointing at the link).
+    let slow = cfg(&one_flow(&format!(
+        "[routing]\nconvergence = \"500us\"\n\
+         [[failures]]\nat = \"1ms\"\nlink = [16, {spine}]\naction = \"down\"\n"
+    )));
+    let rs = run(&slow, "DCTCP");
+    assert_eq!(rs.totals.finished, 1);
+    assert!(
+        rs.totals.drops > r.totals.drops,
+        "{} vs {}",
+        rs.totals.drops,
+        r.totals.drops
+    );
+}
+
+#[test]
+fn a_switch_down_and_up_and_a_cut_host_link() {
+    // Host 0's own link goes down at 1 ms and comes back at 3 ms: nothing can reroute, the
+    // flow stalls, then finishes after the link returns (TCP's timeout resends).
+    let c = cfg(&one_flow(
+        "[[failures]]\nat = \"1ms\"\nlink = [0, 16]\naction = \"down\"\n\
+         [[failures]]\nat = \"3ms\"\nlink = [0, 16]\naction = \"up\"\n",
+    ));
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.totals.finished, 1);
+    assert!(r.records[0].fct_ps.unwrap() > SimTime::from_ms(3).0);
+    assert!(r.totals.timeouts > 0);
+    // Every spine but one down: all traffic squeezes through the last.
+    let c = cfg(&one_flow(
+        "[[failures]]\nat = \"500us\"\nswitch = 20\naction = \"down\"\n\
+         [[failures]]\nat = \"500us\"\nswitch = 21\naction = \"down\"\n\
+         [[failures]]\nat = \"500us\"\nswitch = 22\naction = \"down\"\n\
+         [[failures]]\nat = \"5ms\"\nswitch = 20\naction = \"up\"\n",
+    ));
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.totals.finished, 1);
+}
+
+#[test]
+fn a_degraded_link_serializes_at_its_new_rate() {
+    // Dumbbell, one flow across the 10 Gbps bottleneck degraded to 2.5 Gbps from the start:
+    // the flow runs at about a quarter of the rate (the window fills a 2.5 Gbps pipe).
+    let flow = "[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size = \"10MB\", start = \"10us\" }]\n";
+    let topo = "[topology]\nkind = \"dumbbell\"\nleft = 1\nright = 1\n";
+    let base = run(
+        &cfg(&format!("schemes = [\"DCTCP\"]\n{topo}{flow}")),
+        "DCTCP",
+    );
+    let c = cfg(&format!(
+        "schemes = [\"DCTCP\"]\n{topo}[[failures]]\nat = \"0us\"\nlink = [2, 3]\naction = \"rate\"\nrate = \"2.5Gbps\"\n{flow}"
+    ));
+    let r = run(&c, "DCTCP");
+    let ratio = r.records[0].fct_ps.unwrap() as f64 / base.records[0].fct_ps.unwrap() as f64;
+    assert!((3.7..=4.1).contains(&ratio), "FCT ratio {ratio}");
+}
+
+#[test]
+fn bad_failures_are_refused_naming_the_entry() {
+    let bad = [
+        (
+            "[[failures]]\nat = \"1ms\"\nlink = [0, 1]\naction = \"down\"\n",
+            "failures[0]",
+            "no link between nodes 0 and 1",
+        ),
+        (
+            "[[failures]]\nat = \"1ms\"\nswitch = 3\naction = \"down\"\n",
+            "failures[0]",
+            "switches are nodes 16..24",
+        ),
+        (
+            "[[failures]]\nat = \"1ms\"\nlink = [16, 20]\naction = \"rate\"\n",
+            "failures[0].rate",
+            "needs a `rate`",
+        ),
+        (
+            "[[failures]]\nat = \"1ms\"\naction = \"down\"\n",
+            "failures[0]",
+            "either `link",
+        ),
+        (
+            "[[failures]]\nat = \"1ms\"\nlink = [16, 20]\nparallel = 1\naction = \"down\"\n",
+            "failures[0]",
+            "have 1 link(s)",
+        ),
+    ];
+    for (extra, key, want) in bad {
+        let c = dcsim::config::Config::parse(&one_flow(extra), "x.toml").unwrap();
+        let e = c.validate("x.toml", std::path::Path::new(".")).unwrap_err();
+        assert_eq!(e.key, key, "{extra}");
+        assert!(e.msg.contains(want), "{extra}: {e}");
+    }
+}
