@@ -1,8 +1,10 @@
 //! Empirical flow-size distributions: piecewise-linear CDFs sampled by inverse transform with
 //! linear interpolation between points (the HPCC `traffic_gen` convention, GPMP spec §6).
 //!
-//! Built in: `web_search` (DCTCP, SIGCOMM'10, in the HPCC byte form, GPMP spec §7.1) and
-//! `data_mining` (VL2, opera-sim digitisation, GPMP spec §7.3). Any other CDF loads from a text
+//! Built in: `web_search` (DCTCP, SIGCOMM'10, in the HPCC byte form, GPMP spec §7.1),
+//! `data_mining` (VL2, opera-sim digitisation, GPMP spec §7.3) and `fb_hadoop` (Facebook's
+//! Hadoop cluster, Roy et al., SIGCOMM'15, as the HPCC ns-3 simulator's
+//! `traffic_gen/FbHdp_distribution.txt`). Any other CDF loads from a text
 //! file with one `size_bytes cdf` pair per line (whitespace or comma separated, `#` comments),
 //! sizes non-decreasing, CDF non-decreasing from 0 to 1 (or 0 to 100, read as percent).
 
@@ -31,6 +33,30 @@ const WEB_SEARCH: &[(f64, f64)] = &[
     (30_000_000.0, 100.0),
 ];
 
+/// Facebook Hadoop, HPCC `FbHdp_distribution.txt` (bytes, percent).
+const FB_HADOOP: &[(f64, f64)] = &[
+    (0.0, 0.0),
+    (100.0, 1.0),
+    (200.0, 2.0),
+    (300.0, 5.0),
+    (350.0, 15.0),
+    (400.0, 20.0),
+    (500.0, 30.0),
+    (600.0, 40.0),
+    (700.0, 50.0),
+    (1_000.0, 60.0),
+    (2_000.0, 67.0),
+    (7_000.0, 70.0),
+    (30_000.0, 72.0),
+    (50_000.0, 82.0),
+    (80_000.0, 87.0),
+    (120_000.0, 90.0),
+    (300_000.0, 95.0),
+    (1_000_000.0, 97.5),
+    (2_000_000.0, 99.0),
+    (10_000_000.0, 100.0),
+];
+
 /// VL2 data mining, opera-sim `datamining.csv` (bytes, CDF).
 const DATA_MINING: &[(f64, f64)] = &[
     (100.0, 0.0),
@@ -54,12 +80,13 @@ const DATA_MINING: &[(f64, f64)] = &[
 
 impl Cdf {
     /// Names of the built-in distributions.
-    pub const BUILTIN: &'static [&'static str] = &["web_search", "data_mining"];
+    pub const BUILTIN: &'static [&'static str] = &["web_search", "data_mining", "fb_hadoop"];
 
     pub fn builtin(name: &str) -> Option<Cdf> {
         let pts = match name {
             "web_search" => WEB_SEARCH,
             "data_mining" => DATA_MINING,
+            "fb_hadoop" => FB_HADOOP,
             _ => return None,
         };
         Cdf::from_points(pts.to_vec()).ok()

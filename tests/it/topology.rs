@@ -268,3 +268,23 @@ fn malformed_hpcc_flow_files_name_the_line() {
         );
     }
 }
+
+#[test]
+fn the_fb_hadoop_builtin_is_hpccs_file() {
+    // `size_cdf = "fb_hadoop"` is the HPCC ns-3 simulator's FbHdp_distribution.txt, point for
+    // point (the validation pack's copy).
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/cdf/FbHdp_distribution.txt"
+    ))
+    .unwrap();
+    let file = dcsim::workload::cdf::Cdf::parse(&text).unwrap();
+    let built = dcsim::workload::cdf::Cdf::builtin("fb_hadoop").unwrap();
+    assert_eq!(file, built);
+    // Piecewise-linear mean, summed by hand over the 19 segments: 120,420.75 B.
+    assert!(
+        (built.mean() - 120_420.75).abs() < 1e-6,
+        "mean {}",
+        built.mean()
+    );
+}
