@@ -70,8 +70,9 @@ fn shape(t: &TopologyConfig) -> (u64, u64, u64) {
             (l + s, h * l + l * s, s.max(1))
         }
         TopologyConfig::FatTree { k, .. } => {
+            let hosts = t.n_hosts() as u64;
             let k = k as u64;
-            (k * k + k * k / 4, 3 * k * k * k / 4, (k / 2).max(1))
+            (k * k + k * k / 4, hosts + k * k * k / 2, (k / 2).max(1))
         }
         TopologyConfig::Dumbbell {
             left,

@@ -7,7 +7,8 @@
 //! * leaf-spine: host `h` hangs off leaf `h / hosts_per_leaf`; every leaf connects to every
 //!   spine. Switches: leaves, then spines.
 //! * fat-tree(k): `k³/4` hosts, `k` pods of `k/2` edge and `k/2` aggregation switches, `(k/2)²`
-//!   cores. Host `h` hangs off edge switch `h / (k/2)`; edge switch `e` sits in pod `e / (k/2)`
+//!   cores. Host `h` hangs off edge switch `h / (k/2)` (`h / hosts_per_edge` when the edges
+//!   are oversubscribed: `k²·hosts_per_edge/2` hosts); edge switch `e` sits in pod `e / (k/2)`
 //!   and connects to every aggregation switch of its pod; aggregation switch `j` of a pod
 //!   connects to cores `j·k/2 .. (j+1)·k/2`. Switches: edges, aggregations, cores.
 //! * dumbbell: `left` hosts on switch L, `right` hosts on switch R, one L–R bottleneck link.
@@ -103,9 +104,17 @@ pub enum TopologyConfig {
         /// Host–edge link rate. Default 10Gbps.
         #[serde(default = "default_rate")]
         host_rate: BitRate,
-        /// Edge–aggregation and aggregation–core link rate. Default 10Gbps.
+        /// Edge–aggregation (and, without `core_rate`, aggregation–core) link rate. Default
+        /// 10Gbps.
         #[serde(default = "default_rate")]
         fabric_rate: BitRate,
+        /// Aggregation–core link rate (htsim's per-tier rates). Default: `fabric_rate`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        core_rate: Option<BitRate>,
+        /// Hosts per edge switch, 1..=1024 (more than k/2 oversubscribes the edge uplinks by
+        /// hosts_per_edge / (k/2), as htsim's oversubscribed fat-trees). Default k/2.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hosts_per_edge: Option<u32>,
         /// Propagation delay of every link. Default 1us.
         #[serde(default = "default_delay")]
         link_delay: SimTime,
@@ -222,14 +231,22 @@ impl TopologyConfig {
                 fabric_rate,
                 link_delay,
                 ..
-            }
-            | TopologyConfig::FatTree {
+            } => (
+                vec![("host_rate", host_rate), ("fabric_rate", fabric_rate)],
+                vec![("link_delay", link_delay)],
+            ),
+            TopologyConfig::FatTree {
                 host_rate,
                 fabric_rate,
+                core_rate,
                 link_delay,
                 ..
             } => (
-                vec![("host_rate", host_rate), ("fabric_rate", fabric_rate)],
+                vec![
+                    ("host_rate", host_rate),
+                    ("fabric_rate", fabric_rate),
+                    ("core_rate", core_rate.unwrap_or(fabric_rate)),
+                ],
                 vec![("link_delay", link_delay)],
             ),
             TopologyConfig::Dumbbell {
@@ -274,10 +291,15 @@ impl TopologyConfig {
                     return Err(("hosts_per_leaf".into(), "need at least 2 hosts".into()));
                 }
             }
-            TopologyConfig::FatTree { k, .. } => {
+            TopologyConfig::FatTree {
+                k, hosts_per_edge, ..
+            } => {
                 range("k", k, 2, 64)?;
                 if k % 2 != 0 {
                     return Err(("k".into(), format!("must be even, got {k}")));
+                }
+                if let Some(h) = hosts_per_edge {
+                    range("hosts_per_edge", h, 1, 1024)?;
                 }
             }
             TopologyConfig::Dumbbell {
@@ -303,7 +325,9 @@ impl TopologyConfig {
                 leaves,
                 ..
             } => (hosts_per_leaf * leaves) as usize,
-            TopologyConfig::FatTree { k, .. } => (k * k * k / 4) as usize,
+            TopologyConfig::FatTree {
+                k, hosts_per_edge, ..
+            } => (k * k * hosts_per_edge.unwrap_or(k / 2) / 2) as usize,
             TopologyConfig::Dumbbell { left, right, .. } => (left + right) as usize,
             TopologyConfig::File { .. } => self.file_topo().expect("file").spec.n_hosts,
         }
@@ -329,8 +353,16 @@ impl TopologyConfig {
                 k,
                 host_rate,
                 fabric_rate,
+                core_rate,
+                hosts_per_edge,
                 link_delay,
-            } => (k as usize, host_rate.max(fabric_rate), link_delay),
+            } => (
+                (k.max(hosts_per_edge.unwrap_or(k / 2) + k / 2)) as usize,
+                host_rate
+                    .max(fabric_rate)
+                    .max(core_rate.unwrap_or(fabric_rate)),
+                link_delay,
+            ),
             TopologyConfig::Dumbbell {
                 left,
                 right,
@@ -394,11 +426,13 @@ impl TopologyConfig {
             TopologyConfig::FatTree {
                 host_rate,
                 fabric_rate,
+                core_rate,
                 link_delay,
                 ..
             } => {
                 let f = (fabric_rate, link_delay);
-                vec![(host_rate, link_delay), f, f, f, f, (host_rate, link_delay)]
+                let c = (core_rate.unwrap_or(fabric_rate), link_delay);
+                vec![(host_rate, link_delay), f, c, c, f, (host_rate, link_delay)]
             }
             TopologyConfig::Dumbbell {
                 host_rate,
@@ -436,8 +470,17 @@ impl TopologyConfig {
                 k,
                 host_rate,
                 fabric_rate,
+                core_rate,
+                hosts_per_edge,
                 link_delay,
-            } => fat_tree(k as usize, host_rate, fabric_rate, link_delay),
+            } => fat_tree_with(
+                k as usize,
+                hosts_per_edge.map_or(k as usize / 2, |h| h as usize),
+                host_rate,
+                fabric_rate,
+                core_rate.unwrap_or(fabric_rate),
+                link_delay,
+            ),
             TopologyConfig::Dumbbell {
                 left,
                 right,
@@ -532,8 +575,21 @@ pub fn leaf_spine(
 
 /// k-ary fat-tree: hosts, edges, aggregations, cores.
 pub fn fat_tree(k: usize, host_rate: BitRate, fabric_rate: BitRate, delay: SimTime) -> TopoSpec {
+    fat_tree_with(k, k / 2, host_rate, fabric_rate, fabric_rate, delay)
+}
+
+/// A k-ary fat-tree with `hpe` hosts per edge switch (k/2: the full-bisection tree; more:
+/// oversubscribed edges) and its own aggregation–core rate.
+pub fn fat_tree_with(
+    k: usize,
+    hpe: usize,
+    host_rate: BitRate,
+    fabric_rate: BitRate,
+    core_rate: BitRate,
+    delay: SimTime,
+) -> TopoSpec {
     let half = k / 2;
-    let n_hosts = k * k * k / 4;
+    let n_hosts = k * half * hpe;
     let n_edge = k * half;
     let n_agg = k * half;
     let n_core = half * half;
@@ -542,7 +598,7 @@ pub fn fat_tree(k: usize, host_rate: BitRate, fabric_rate: BitRate, delay: SimTi
     let core = |c: usize| n_hosts + n_edge + n_agg + c;
     let mut links = Vec::new();
     for h in 0..n_hosts {
-        links.push(link(h, edge(h / half), host_rate, delay));
+        links.push(link(h, edge(h / hpe), host_rate, delay));
     }
     for e in 0..n_edge {
         let pod = e / half;
@@ -553,7 +609,7 @@ pub fn fat_tree(k: usize, host_rate: BitRate, fabric_rate: BitRate, delay: SimTi
     for a in 0..n_agg {
         let j = a % half;
         for c in 0..half {
-            links.push(link(agg(a), core(j * half + c), fabric_rate, delay));
+            links.push(link(agg(a), core(j * half + c), core_rate, delay));
         }
     }
     let mut switches = Vec::new();
@@ -641,6 +697,8 @@ mod tests {
                 k: k as u32,
                 host_rate: r,
                 fabric_rate: r,
+                core_rate: None,
+                hosts_per_edge: None,
                 link_delay: SimTime::from_us(1),
             };
             assert_eq!((c.n_hosts(), c.n_switches()), (t.n_hosts, t.switches.len()));

@@ -288,3 +288,67 @@ fn the_fb_hadoop_builtin_is_hpccs_file() {
         built.mean()
     );
 }
+
+#[test]
+fn an_oversubscribed_fat_tree_with_its_own_core_rate() {
+    // k = 4 with 4 hosts per edge switch (uplinks 2:1 oversubscribed, 32 hosts) and 40 Gbps
+    // aggregation-core links: the graph has the counts the parameters give, and traffic
+    // leaving a pod is limited by the edge uplinks.
+    let topo = |extra: &str| {
+        format!(
+            "[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\n{extra}"
+        )
+    };
+    let over = cfg(&format!(
+        "schemes = [\"DCTCP\"]\n{}[workload]\nkind = \"incast\"\nfan_in = 1\nsize = \"1KB\"\n",
+        topo("core_rate = \"40Gbps\"\nhosts_per_edge = 4\n")
+    ));
+    assert_eq!(over.topology.n_hosts(), 32);
+    assert_eq!(over.topology.n_switches(), 20);
+    let spec = over.topology.build();
+    let core_links = spec
+        .links
+        .iter()
+        .filter(|l| l.rate == BitRate::from_gbps(40))
+        .count();
+    assert_eq!(core_links, 16, "every aggregation-core link at 40 Gbps");
+    assert_eq!(
+        over.topology
+            .longest_path()
+            .iter()
+            .map(|h| h.0.bps() / 1_000_000_000)
+            .collect::<Vec<_>>(),
+        vec![10, 10, 40, 40, 10, 10]
+    );
+    // The 8 hosts of pod 0 each send 4 MB to a host of pod 2. An edge switch carries its 4
+    // hosts' 16 MB over its 2 uplinks of 10 Gbps: at least 6.4 ms, twice what the hosts'
+    // own 10 Gbps links allow (3.2 ms). Sprayed packets use both uplinks evenly; measured
+    // 8.49 ms (DCTCP loses some time to the reordering spraying causes).
+    let mut flows = String::from("[workload]\nkind = \"flows\"\nflows = [\n");
+    for h in 0..8 {
+        writeln!(
+            flows,
+            "  {{ src = {h}, dst = {}, size = \"4MB\", start = \"0us\" }},",
+            16 + h
+        )
+        .unwrap();
+    }
+    flows += "]\n";
+    let c = cfg(&format!(
+        "schemes = [\"DCTCP\"]\n{}[switch]\nload_balancer = \"spray\"\n{flows}",
+        topo("hosts_per_edge = 4\n")
+    ));
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.totals.finished, 8);
+    let last = r.records.iter().filter_map(|x| x.fct_ps).max().unwrap() as f64 / 1e12;
+    let bound = 4.0 * 4e6 * 8.0 / (2.0 * 10e9);
+    eprintln!("last FCT {last:.5} s, uplink bound {bound:.5} s");
+    assert!(
+        last >= bound,
+        "last FCT {last} s below the uplink bound {bound} s"
+    );
+    assert!(
+        last < 1.5 * bound,
+        "last FCT {last} s far above the uplink bound {bound} s"
+    );
+}
