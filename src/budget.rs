@@ -101,7 +101,10 @@ pub fn estimate(cfg: &Config, base: &Path) -> Estimate {
     let hosts = cfg.topology.n_hosts() as u64;
     let (switches, links, nh) = shape(&cfg.topology);
     let routes = switches.saturating_mul(hosts).saturating_mul(8 + 4 * nh);
-    let flows = cfg.workload.max_flows(base).saturating_mul(PER_FLOW);
+    let flows = cfg
+        .workload
+        .max_flows(base, cfg.topology.n_hosts())
+        .saturating_mul(PER_FLOW);
     let ports = links.saturating_mul(2 * PER_PORT);
     let mut observers = 0u64;
     if let Some(t) = &cfg.timeseries {

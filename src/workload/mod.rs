@@ -155,6 +155,35 @@ pub enum WorkloadConfig {
         /// Path, relative to the config file.
         file: PathBuf,
     },
+    /// Ring all-reduce of `size` bytes per host over `hosts`: the buffer in N chunks, 2(N−1)
+    /// steps; at each step every host sends one chunk to the next host of the ring, once it
+    /// has received the chunk of the step before (flow dependencies).
+    #[serde(rename = "allreduce")]
+    AllReduce {
+        /// The ring, in order (at least 2 distinct hosts). Default: every host.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hosts: Option<Vec<u32>>,
+        size: Bytes,
+        #[serde(default)]
+        start: SimTime,
+    },
+    /// All-to-all: every host of `hosts` sends `size` bytes to every other, all at `start`.
+    #[serde(rename = "alltoall")]
+    AllToAll {
+        /// Default: every host.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hosts: Option<Vec<u32>>,
+        size: Bytes,
+        #[serde(default)]
+        start: SimTime,
+    },
+    /// Flows from a JSON list of objects `{"id", "src", "dst", "size", "start"}` (optional
+    /// `"after"`: ids waited for, `"prio"`, `"deadline"`); sizes in bytes or with a unit
+    /// ("64KB"), times in ns or with a unit ("10us").
+    Json {
+        /// Path, relative to the config file.
+        file: PathBuf,
+    },
     /// Flows from an HPCC ns-3 flow file (`flow.txt`: a count, then `src dst pg dport size
     /// start_seconds` per flow); flow ids are 1, 2, ... in file order.
     Hpcc {
@@ -348,14 +377,14 @@ pub fn load_cdf(name: &str, base: &Path) -> Result<Cdf, String> {
 impl WorkloadConfig {
     /// An upper bound on the flows this workload generates (for a flow list: its lines,
     /// counted cheaply from the file size at 10 bytes a line when it cannot be read).
-    pub fn max_flows(&self, base: &Path) -> u64 {
+    pub fn max_flows(&self, base: &Path, n_hosts: usize) -> u64 {
         match self {
             WorkloadConfig::Poisson { flows, .. } => *flows,
-            WorkloadConfig::Csv { file } | WorkloadConfig::Hpcc { file, .. } => {
-                std::fs::read(base.join(file))
-                    .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64 + 1)
-                    .unwrap_or(0)
-            }
+            WorkloadConfig::Csv { file }
+            | WorkloadConfig::Hpcc { file, .. }
+            | WorkloadConfig::Json { file } => std::fs::read(base.join(file))
+                .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64 + 1)
+                .unwrap_or(0),
             WorkloadConfig::Incast { fan_in, bursts, .. } => *fan_in as u64 * *bursts as u64,
             WorkloadConfig::PartitionAggregate {
                 fan_in, queries, ..
@@ -366,7 +395,15 @@ impl WorkloadConfig {
                 ..
             } => 2 * *workflows as u64 * *requests as u64,
             WorkloadConfig::Flows { flows } => flows.len() as u64,
-            WorkloadConfig::Mix { parts } => parts.iter().map(|p| p.max_flows(base)).sum(),
+            WorkloadConfig::AllReduce { hosts, .. } => {
+                let n = hosts.as_ref().map_or(n_hosts as u64, |h| h.len() as u64);
+                2 * n.saturating_sub(1).saturating_mul(n)
+            }
+            WorkloadConfig::AllToAll { hosts, .. } => {
+                let n = hosts.as_ref().map_or(n_hosts as u64, |h| h.len() as u64);
+                n.saturating_mul(n.saturating_sub(1))
+            }
+            WorkloadConfig::Mix { parts } => parts.iter().map(|p| p.max_flows(base, n_hosts)).sum(),
         }
     }
 
@@ -394,6 +431,9 @@ impl WorkloadConfig {
             WorkloadConfig::Sequential { .. } => vec![FlowTag::Request, FlowTag::Workflow],
             WorkloadConfig::Csv { .. }
             | WorkloadConfig::Hpcc { .. }
+            | WorkloadConfig::Json { .. }
+            | WorkloadConfig::AllReduce { .. }
+            | WorkloadConfig::AllToAll { .. }
             | WorkloadConfig::Flows { .. } => vec![FlowTag::Flow],
             WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.tags()).collect(),
         }
@@ -408,7 +448,9 @@ impl WorkloadConfig {
             {
                 vec![PathBuf::from(size_cdf)]
             }
-            WorkloadConfig::Csv { file } | WorkloadConfig::Hpcc { file, .. } => vec![file.clone()],
+            WorkloadConfig::Csv { file }
+            | WorkloadConfig::Hpcc { file, .. }
+            | WorkloadConfig::Json { file } => vec![file.clone()],
             WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.input_files()).collect(),
             _ => Vec::new(),
         }
@@ -460,6 +502,19 @@ impl WorkloadConfig {
             WorkloadConfig::Hpcc { file, start_offset } => {
                 read_hpcc(&base.join(file), n_hosts, *start_offset)
                     .map_err(|m| ("file".to_string(), m))?;
+            }
+            WorkloadConfig::Json { file } => {
+                read_json(&base.join(file), n_hosts).map_err(|m| ("file".to_string(), m))?;
+            }
+            WorkloadConfig::AllReduce { hosts, size, .. }
+            | WorkloadConfig::AllToAll { hosts, size, .. } => {
+                let set = host_set(hosts, n_hosts).map_err(|m| ("hosts".to_string(), m))?;
+                if size.0 == 0 {
+                    return e("size", "must be positive".into());
+                }
+                if set.len() as u64 * set.len() as u64 > 10_000_000 {
+                    return e("hosts", format!("{} hosts make too many flows", set.len()));
+                }
             }
             WorkloadConfig::Incast {
                 fan_in,
@@ -644,6 +699,48 @@ impl WorkloadConfig {
             WorkloadConfig::Csv { file } => read_csv(&base.join(file), n_hosts)?,
             WorkloadConfig::Hpcc { file, start_offset } => {
                 read_hpcc(&base.join(file), n_hosts, *start_offset)?
+            }
+            WorkloadConfig::Json { file } => read_json(&base.join(file), n_hosts)?,
+            WorkloadConfig::AllReduce { hosts, size, start } => {
+                let ring = host_set(hosts, n_hosts)?;
+                let n = ring.len();
+                let chunk = size.0.div_ceil(n as u64).max(1);
+                let steps = 2 * (n - 1);
+                let mut out = Vec::with_capacity(steps * n);
+                // Flow (step s, host i) has id s·n + i; from step 1 on it waits for the flow
+                // that brought host i its chunk at step s − 1 (group = that flow's id).
+                for s in 0..steps {
+                    for i in 0..n {
+                        let id = (s * n + i) as u32;
+                        let mut f = FlowSpec::new(
+                            id,
+                            ring[i],
+                            ring[(i + 1) % n],
+                            chunk,
+                            if s == 0 { *start } else { SimTime::ZERO },
+                        );
+                        if s + 1 < steps {
+                            f.group = Some(id);
+                        }
+                        if s > 0 {
+                            f.after = Some(((s - 1) * n + (i + n - 1) % n) as u32);
+                        }
+                        out.push(f);
+                    }
+                }
+                out
+            }
+            WorkloadConfig::AllToAll { hosts, size, start } => {
+                let set = host_set(hosts, n_hosts)?;
+                let mut out = Vec::new();
+                for &a in &set {
+                    for &b in &set {
+                        if a != b {
+                            out.push(FlowSpec::new(out.len() as u32, a, b, size.0, *start));
+                        }
+                    }
+                }
+                out
             }
             WorkloadConfig::PartitionAggregate {
                 fan_in,
@@ -901,15 +998,17 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
         ));
     }
     for c in &cols[5..] {
-        if !["prio", "deadline_ns"].contains(&c.as_str()) {
+        if !["prio", "deadline_ns", "after"].contains(&c.as_str()) {
             return Err(format!(
-                "{}: unknown column `{c}` (optional columns: prio, deadline_ns)",
+                "{}: unknown column `{c}` (optional columns: prio, deadline_ns, after)",
                 path.display()
             ));
         }
     }
     let mut out = Vec::new();
     let mut ids = std::collections::BTreeSet::new();
+    // Per flow with `after`: its line and the flows it waits for.
+    let mut deps: Vec<(usize, usize, Vec<u64>)> = Vec::new();
     for rec in r.records() {
         let f = rec.map_err(|e| format!("{}: {e}", path.display()))?;
         let line = f.position().map_or(0, |p| p.line());
@@ -966,6 +1065,22 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
                     v if v < 8 => spec.prio = Some(v as u8),
                     _ => return Err(format!("{}: prio must be in 0..8", at())),
                 },
+                "after" => {
+                    let text = f[i].trim();
+                    if !text.is_empty() {
+                        let list = text
+                            .split(';')
+                            .map(|x| x.trim().parse::<u64>())
+                            .collect::<Result<Vec<u64>, _>>()
+                            .map_err(|_| {
+                                format!(
+                                    "{}: `after` = `{text}`: flow ids separated by `;` (e.g. 3;4)",
+                                    at()
+                                )
+                            })?;
+                        deps.push((out.len(), line as usize, list));
+                    }
+                }
                 _ => spec.deadline = Some(time(i)?),
             }
         }
@@ -974,7 +1089,234 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
     if out.is_empty() {
         return Err(format!("{}: no flows", path.display()));
     }
+    link_dependencies(&mut out, deps, &path.display().to_string(), "line")?;
     Ok(out)
+}
+
+/// The hosts of a collective: the given list (distinct, at least 2, each below `n_hosts`) or
+/// every host.
+fn host_set(hosts: &Option<Vec<u32>>, n_hosts: usize) -> Result<Vec<u32>, String> {
+    let set: Vec<u32> = match hosts {
+        Some(h) => h.clone(),
+        None => (0..n_hosts as u32).collect(),
+    };
+    if set.len() < 2 {
+        return Err(format!("need at least 2 hosts, got {}", set.len()));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for &h in &set {
+        if h as usize >= n_hosts {
+            return Err(format!("host {h} is not in 0..{n_hosts}"));
+        }
+        if !seen.insert(h) {
+            return Err(format!("host {h} is listed twice"));
+        }
+    }
+    Ok(set)
+}
+
+/// Reads a JSON flow list (see [`WorkloadConfig::Json`]); errors name the file and the
+/// entry (0-based index and id).
+pub fn read_json(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
+    use serde_json::Value;
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{file}: line {} column {}: {e}", e.line(), e.column()))?;
+    let Value::Array(list) = v else {
+        return Err(format!("{file}: expected a JSON array of flows"));
+    };
+    if list.is_empty() {
+        return Err(format!("{file}: no flows"));
+    }
+    let mut out = Vec::new();
+    let mut ids = std::collections::BTreeSet::new();
+    let mut deps = Vec::new();
+    for (k, e) in list.iter().enumerate() {
+        let at = |m: String| format!("{file}: flow [{k}]: {m}");
+        let Value::Object(o) = e else {
+            return Err(at("expected an object".into()));
+        };
+        for key in o.keys() {
+            if ![
+                "id", "src", "dst", "size", "start", "after", "prio", "deadline",
+            ]
+            .contains(&key.as_str())
+            {
+                return Err(at(format!(
+                    "unknown key `{key}` (id, src, dst, size, start, after, prio, deadline)"
+                )));
+            }
+        }
+        let int = |key: &str| -> Result<u64, String> {
+            o.get(key)
+                .ok_or_else(|| at(format!("`{key}` is missing")))?
+                .as_u64()
+                .ok_or_else(|| at(format!("`{key}` must be a non-negative integer")))
+        };
+        // Sizes in bytes, times in ns, or strings with units.
+        let sized = |key: &str, time: bool| -> Result<u64, String> {
+            match o.get(key) {
+                Some(Value::Number(n)) => n
+                    .as_u64()
+                    .ok_or_else(|| at(format!("`{key}` must be a non-negative integer"))),
+                Some(Value::String(t)) if time => t
+                    .parse::<SimTime>()
+                    .map(|x| x.0 / 1000)
+                    .map_err(|e| at(format!("`{key}` = \"{t}\": {e}"))),
+                Some(Value::String(t)) => t
+                    .parse::<Bytes>()
+                    .map(|b| b.0)
+                    .map_err(|e| at(format!("`{key}` = \"{t}\": {e}"))),
+                Some(_) => Err(at(format!(
+                    "`{key}` must be a number or a string with a unit"
+                ))),
+                None => Err(at(format!("`{key}` is missing"))),
+            }
+        };
+        let id = int("id")?;
+        let (src, dst) = (int("src")?, int("dst")?);
+        let size = sized("size", false)?;
+        let start = sized("start", true)?;
+        if src as usize >= n_hosts || dst as usize >= n_hosts {
+            return Err(at(format!("hosts must be in 0..{n_hosts}")));
+        }
+        if src == dst {
+            return Err(at("src and dst are the same host".into()));
+        }
+        if size == 0 {
+            return Err(at("size must be positive".into()));
+        }
+        if start > MAX_CSV_TIME_NS {
+            return Err(at(format!("start is beyond {MAX_CSV_TIME_NS} ns")));
+        }
+        if id > u32::MAX as u64 || !ids.insert(id) {
+            return Err(at(format!("id {id} is duplicated or too large")));
+        }
+        let mut spec = FlowSpec::new(
+            id as u32,
+            src as u32,
+            dst as u32,
+            size,
+            SimTime::from_ns(start),
+        );
+        if o.contains_key("prio") {
+            match int("prio")? {
+                p if p < 8 => spec.prio = Some(p as u8),
+                _ => return Err(at("prio must be in 0..8".into())),
+            }
+        }
+        if o.contains_key("deadline") {
+            spec.deadline = Some(SimTime::from_ns(sized("deadline", true)?));
+        }
+        if let Some(a) = o.get("after") {
+            let list = a
+                .as_array()
+                .and_then(|l| l.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+                .ok_or_else(|| at("`after` must be a list of flow ids".into()))?;
+            if !list.is_empty() {
+                deps.push((out.len(), k, list));
+            }
+        }
+        out.push(spec);
+    }
+    link_dependencies(&mut out, deps, &file, "flow")?;
+    Ok(out)
+}
+
+/// Turns per-flow `after` lists into groups: each distinct set of flows waited for becomes a
+/// group whose members are those flows, and the waiting flows start their `start` after the
+/// group has been received. A flow may be waited for in one set only (ring and barrier
+/// patterns); cycles are refused. `deps`: (index in `flows`, where it was read — a `unit`
+/// such as a line —, flow ids).
+fn link_dependencies(
+    flows: &mut [FlowSpec],
+    deps: Vec<(usize, usize, Vec<u64>)>,
+    file: &str,
+    unit: &str,
+) -> Result<(), String> {
+    if deps.is_empty() {
+        return Ok(());
+    }
+    let index: std::collections::HashMap<u64, usize> = flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.id as u64, i))
+        .collect();
+    let mut groups: std::collections::BTreeMap<Vec<u64>, u32> = std::collections::BTreeMap::new();
+    for (who, line, mut list) in deps {
+        list.sort_unstable();
+        list.dedup();
+        let at = format!("{file} {unit} {line}");
+        for id in &list {
+            let Some(&j) = index.get(id) else {
+                return Err(format!(
+                    "{at}: `after` names flow {id}, which is not in the file"
+                ));
+            };
+            if j == who {
+                return Err(format!("{at}: a flow cannot wait for itself"));
+            }
+        }
+        let next = groups.len() as u32;
+        let g = *groups.entry(list.clone()).or_insert(next);
+        for id in &list {
+            let m = &mut flows[index[id]];
+            match m.group {
+                Some(h) if h != g => {
+                    return Err(format!(
+                        "{at}: flow {id} is already waited for with other flows; a flow may be in one `after` set only"
+                    ));
+                }
+                _ => m.group = Some(g),
+            }
+        }
+        flows[who].after = Some(g);
+    }
+    // Cycles: a flow that (transitively) waits for itself never starts.
+    let n = flows.len();
+    let mut state = vec![0u8; n]; // 0 new, 1 on the path, 2 done
+    let members: Vec<Vec<usize>> = {
+        let mut m = vec![Vec::new(); groups.len()];
+        for (i, f) in flows.iter().enumerate() {
+            if let Some(g) = f.group {
+                m[g as usize].push(i);
+            }
+        }
+        m
+    };
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut stack = vec![(start, false)];
+        while let Some((i, leaving)) = stack.pop() {
+            if leaving {
+                state[i] = 2;
+                continue;
+            }
+            if state[i] == 2 {
+                continue;
+            }
+            state[i] = 1;
+            stack.push((i, true));
+            if let Some(g) = flows[i].after {
+                for &j in &members[g as usize] {
+                    match state[j] {
+                        1 => {
+                            return Err(format!(
+                                "{file}: flows {} and {} wait for each other (a dependency cycle)",
+                                flows[i].id, flows[j].id
+                            ));
+                        }
+                        0 => stack.push((j, false)),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Seconds written as a decimal (`2.000035106`) to a time, exactly to the nanosecond (digits

@@ -21,3 +21,4 @@ mod robust;
 mod timeseries;
 mod topology;
 mod validation;
+mod workloads;

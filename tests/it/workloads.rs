@@ -1,0 +1,158 @@
+//! Workloads from files and generators: dependencies (`after`), JSON flow lists, collectives.
+
+use crate::common::{cfg, run};
+use dcsim::experiment::RunResult;
+use dcsim::workload::FlowSpec;
+use std::path::Path;
+
+fn rec(r: &RunResult, id: u32) -> &dcsim::metrics::FlowRecord {
+    r.records.iter().find(|x| x.flow_id == id).expect("flow")
+}
+
+#[test]
+fn csv_after_starts_a_flow_when_the_ones_it_waits_for_arrive() {
+    // Flow 3 waits for flows 1 and 2 (received), then 10 us (its start_ns); flow 4 for 3.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("dep.csv");
+    std::fs::write(
+        &f,
+        "flow_id,src,dst,size_bytes,start_ns,after\n\
+         1,0,5,100000,0,\n2,1,5,50000,0,\n3,5,9,20000,10000,1;2\n4,9,0,1000,0,3\n",
+    )
+    .unwrap();
+    let c = cfg(&format!(
+        "schemes = [\"DCTCP\"]\n[workload]\nkind = \"csv\"\nfile = \"{}\"\n",
+        f.display()
+    ));
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.totals.finished, 4);
+    let got_1_2 = rec(&r, 1)
+        .rcv_finish_ps
+        .unwrap()
+        .max(rec(&r, 2).rcv_finish_ps.unwrap());
+    assert_eq!(rec(&r, 3).start_ps, got_1_2 + 10_000_000);
+    assert_eq!(rec(&r, 4).start_ps, rec(&r, 3).rcv_finish_ps.unwrap());
+}
+
+#[test]
+fn bad_dependencies_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("1,0,1,1000,0,7\n", "line 2: `after` names flow 7"),
+        ("1,0,1,1000,0,2\n2,0,1,1000,0,1\n", "wait for each other"),
+        (
+            "1,0,1,1000,0,\n2,0,1,1000,0,1\n3,0,1,1000,0,1;2\n",
+            "line 4: flow 1 is already waited for",
+        ),
+        ("1,0,1,1000,0,1\n", "cannot wait for itself"),
+        ("1,0,1,1000,0,x\n", "line 2: `after` = `x`"),
+    ];
+    for (i, (rows, want)) in cases.iter().enumerate() {
+        let f = dir.path().join(format!("d{i}.csv"));
+        std::fs::write(
+            &f,
+            format!("flow_id,src,dst,size_bytes,start_ns,after\n{rows}"),
+        )
+        .unwrap();
+        let e = dcsim::workload::read_csv(&f, 16).unwrap_err();
+        assert!(
+            e.contains(want) && e.contains(&format!("d{i}.csv")),
+            "{rows}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_json_flow_list_reads_as_the_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("f.csv");
+    let json = dir.path().join("f.json");
+    std::fs::write(
+        &csv,
+        "flow_id,src,dst,size_bytes,start_ns,after\n1,0,5,64000,0,\n2,3,7,1000000,2000,\n3,7,3,5000,500,2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &json,
+        r#"[{"id": 1, "src": 0, "dst": 5, "size": "64KB", "start": 0},
+            {"id": 2, "src": 3, "dst": 7, "size": 1000000, "start": "2us"},
+            {"id": 3, "src": 7, "dst": 3, "size": 5000, "start": 500, "after": [2]}]"#,
+    )
+    .unwrap();
+    let key = |f: &FlowSpec| (f.id, f.src, f.dst, f.size, f.start, f.group, f.after);
+    let a = dcsim::workload::read_csv(&csv, 16).unwrap();
+    let b = dcsim::workload::read_json(&json, 16).unwrap();
+    assert_eq!(
+        a.iter().map(key).collect::<Vec<_>>(),
+        b.iter().map(key).collect::<Vec<_>>()
+    );
+    let bad = [
+        (r#"{"id": 1}"#, "expected a JSON array"),
+        (
+            r#"[{"id": 1, "src": 0, "dst": 1, "size": 10, "start": 0, "when": 3}]"#,
+            "flow [0]: unknown key `when`",
+        ),
+        (
+            r#"[{"id": 1, "src": 0, "dst": 1, "size": "ten", "start": 0}]"#,
+            "flow [0]: `size` = \"ten\"",
+        ),
+        (
+            r#"[{"id": 1, "src": 0, "dst": 99, "size": 10, "start": 0}]"#,
+            "hosts must be in 0..16",
+        ),
+        ("[{\"id\": 1,\n \"src\": }]", "line 2"),
+    ];
+    for (text, want) in bad {
+        std::fs::write(&json, text).unwrap();
+        let e = dcsim::workload::read_json(&json, 16).unwrap_err();
+        assert!(e.contains(want) && e.contains("f.json"), "{text}: {e}");
+    }
+}
+
+#[test]
+fn ring_allreduce_takes_its_2n_minus_2_steps_in_order() {
+    // Four hosts on one leaf, a 1 MB buffer: 250 KB chunks, 6 steps of 4 parallel flows; each
+    // flow starts when its sender received the previous step's chunk. The whole takes at
+    // least 6 chunk transmissions (171 packets of 1538 B on the wire at 10 Gbps each).
+    let c = cfg(
+        "schemes = [\"DCTCP\"]\n[workload]\nkind = \"allreduce\"\nhosts = [0, 1, 2, 3]\nsize = \"1MB\"\n",
+    );
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.totals.finished, 24);
+    for s in 1..6u32 {
+        for i in 0..4u32 {
+            let me = rec(&r, s * 4 + i);
+            let prev = rec(&r, (s - 1) * 4 + (i + 3) % 4);
+            assert_eq!(
+                me.start_ps,
+                prev.rcv_finish_ps.unwrap(),
+                "step {s} host {i}"
+            );
+        }
+    }
+    let end = r
+        .records
+        .iter()
+        .filter_map(|x| x.rcv_finish_ps)
+        .max()
+        .unwrap() as f64;
+    let pkts = (250_000f64 / 1460.0).ceil();
+    let step = pkts * 1538.0 * 8.0 / 10e9 * 1e12;
+    assert!(end >= 6.0 * step, "{end} ps < 6 x {step} ps");
+    assert!(end < 1.5 * 6.0 * step, "{end} ps: the steps do not overlap");
+    let a2a = cfg(
+        "schemes = [\"DCTCP\"]\n[workload]\nkind = \"alltoall\"\nhosts = [0, 5, 10, 15]\nsize = \"100KB\"\n",
+    );
+    assert_eq!(run(&a2a, "DCTCP").totals.finished, 12);
+    let e = dcsim::config::Config::parse(
+        "[workload]\nkind = \"allreduce\"\nhosts = [0, 0]\nsize = \"1MB\"\n",
+        "x.toml",
+    )
+    .unwrap()
+    .validate("x.toml", Path::new("."))
+    .unwrap_err();
+    assert!(
+        e.key == "workload.hosts" && e.msg.contains("listed twice"),
+        "{e}"
+    );
+}
