@@ -86,6 +86,16 @@ impl RngStream {
         -(1.0 - self.uniform()).ln() * mean
     }
 
+    /// Lognormal with the given mean and shape `sigma` (the standard deviation of its
+    /// logarithm): `exp(mu + sigma·Z)`, `mu = ln(mean) − sigma²/2`, Z standard normal by
+    /// Box–Muller (two uniforms per draw).
+    pub fn lognormal(&mut self, mean: f64, sigma: f64) -> f64 {
+        let u1 = 1.0 - self.uniform();
+        let u2 = self.uniform();
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        (mean.ln() - sigma * sigma / 2.0 + sigma * z).exp()
+    }
+
     /// Uniform real in `[a, b)`.
     pub fn range_f64(&mut self, a: f64, b: f64) -> f64 {
         a + (b - a) * self.uniform()

@@ -149,6 +149,21 @@ pub enum WorkloadConfig {
         /// Tag of the flows. Default "flow".
         #[serde(default)]
         tag: FlowTag,
+        /// Inter-arrival times: "exponential" (default, Poisson arrivals) or "lognormal"
+        /// (same mean, so the same load; burstier with a larger `sigma`).
+        #[serde(default, skip_serializing_if = "is_default")]
+        interarrival: Interarrival,
+        /// Lognormal shape: the standard deviation of the inter-arrival's logarithm, in
+        /// (0, 10]. Default 1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sigma: Option<f64>,
+        /// On/off sources: each host sends only during its on periods (exponential, mean
+        /// `on`), separated by off periods (exponential, mean `off`); flows arrive during on
+        /// periods faster so that the long-run load is `load`. Default: always on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on: Option<SimTime>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        off: Option<SimTime>,
     },
     /// Flows from a CSV file `flow_id,src,dst,size_bytes,start_ns[,prio][,deadline_ns]`.
     Csv {
@@ -232,6 +247,11 @@ pub enum WorkloadConfig {
         /// Time between bursts. Default 1ms.
         #[serde(default = "d_interval")]
         interval: SimTime,
+        /// Poisson incast: bursts arrive as a Poisson process whose mean spacing makes the
+        /// bursts' bytes this fraction of the hosts' total access capacity, in (0, 1]
+        /// (`interval` is then unused). Default: bursts every `interval`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        load: Option<f64>,
         /// Tag of the flows. Default "flow".
         #[serde(default)]
         tag: FlowTag,
@@ -335,6 +355,19 @@ fn d_request_size() -> Bytes {
 fn d_deadline() -> SimTime {
     SimTime::from_ms(20)
 }
+/// Inter-arrival distribution of a Poisson-style workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Interarrival {
+    #[default]
+    Exponential,
+    Lognormal,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
 /// The unit of `start` in an htsim connection matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -361,6 +394,10 @@ impl Default for WorkloadConfig {
             start: SimTime::ZERO,
             until: None,
             tag: FlowTag::Flow,
+            interarrival: Interarrival::Exponential,
+            sigma: None,
+            on: None,
+            off: None,
         }
     }
 }
@@ -497,10 +534,31 @@ impl WorkloadConfig {
                 load,
                 flows,
                 start,
+                interarrival,
+                sigma,
+                on,
+                off,
                 ..
             } => {
                 if !(*load > 0.0 && *load <= 1.0) {
                     return e("load", format!("must be in (0, 1], got {load}"));
+                }
+                if let Some(s) = sigma {
+                    if *interarrival != Interarrival::Lognormal {
+                        return e("sigma", "only lognormal inter-arrivals take a sigma".into());
+                    }
+                    if !(*s > 0.0 && *s <= 10.0) {
+                        return e("sigma", format!("must be in (0, 10], got {s}"));
+                    }
+                }
+                match (on, off) {
+                    (Some(a), Some(b)) => {
+                        if a.0 == 0 || b.0 == 0 {
+                            return e("on", "on and off periods must be > 0".into());
+                        }
+                    }
+                    (None, None) => {}
+                    _ => return e("on", "give both `on` and `off` (on/off sources)".into()),
                 }
                 if *flows == 0 || *flows > 10_000_000 {
                     return e("flows", format!("must be in 1..=10000000, got {flows}"));
@@ -562,6 +620,7 @@ impl WorkloadConfig {
                 size_max,
                 receiver,
                 bursts,
+                load,
                 ..
             } => {
                 if *receiver as usize >= n_hosts {
@@ -584,6 +643,11 @@ impl WorkloadConfig {
                 }
                 if *bursts == 0 || *bursts > 100_000 {
                     return e("bursts", format!("must be in 1..=100000, got {bursts}"));
+                }
+                if let Some(l) = load
+                    && !(*l > 0.0 && *l <= 1.0)
+                {
+                    return e("load", format!("must be in (0, 1], got {l}"));
                 }
             }
             WorkloadConfig::PartitionAggregate {
@@ -702,7 +766,7 @@ impl WorkloadConfig {
         seed: u64,
         base: &Path,
     ) -> Result<Vec<FlowSpec>, String> {
-        let mut v = match self {
+        let v = match self {
             WorkloadConfig::Poisson {
                 size_cdf,
                 load,
@@ -710,17 +774,48 @@ impl WorkloadConfig {
                 start,
                 until,
                 tag,
+                interarrival,
+                sigma,
+                on,
+                off,
             } => {
                 let cdf = load_cdf(size_cdf, base)?;
                 let mut arr = RngStream::new(seed, "workload.arrivals");
                 let mut sizes = RngStream::new(seed, "workload.sizes");
                 let mut ends = RngStream::new(seed, "workload.endpoints");
                 let per_host_ia = cdf.mean() * 8.0 / (load * host_rate.bps() as f64);
+                let sigma = sigma.unwrap_or(1.0);
+                let lognormal = *interarrival == Interarrival::Lognormal;
+                if let (Some(on), Some(off)) = (on, off) {
+                    return in_order(on_off(
+                        OnOff {
+                            n_hosts,
+                            flows: *flows,
+                            start: *start,
+                            until: *until,
+                            tag: *tag,
+                            on_s: on.as_secs_f64(),
+                            off_s: off.as_secs_f64(),
+                            // Faster while on, so that the long-run load is `load`.
+                            ia_on: per_host_ia * on.as_secs_f64()
+                                / (on.as_secs_f64() + off.as_secs_f64()),
+                            lognormal: lognormal.then_some(sigma),
+                        },
+                        &cdf,
+                        &mut arr,
+                        &mut sizes,
+                        &mut ends,
+                    ));
+                }
                 let mean_ia = per_host_ia / n_hosts as f64;
                 let mut t = start.as_secs_f64();
                 let mut out = Vec::with_capacity(*flows as usize);
                 for id in 0..*flows {
-                    t += arr.exp(mean_ia);
+                    t += if lognormal {
+                        arr.lognormal(mean_ia, sigma)
+                    } else {
+                        arr.exp(mean_ia)
+                    };
                     let st = SimTime::from_secs_f64(t);
                     if until.is_some_and(|u| st >= u) {
                         break;
@@ -931,11 +1026,26 @@ impl WorkloadConfig {
                 bursts,
                 interval,
                 tag,
+                load,
             } => {
                 let mut rng = RngStream::new(seed, "workload.incast");
+                let mut arr = RngStream::new(seed, "workload.incast.arrivals");
+                // Poisson incast: mean burst spacing for the requested load.
+                let mean_size =
+                    size.0 as f64 + size_max.map_or(0.0, |m| (m.0 - size.0) as f64 / 2.0);
+                let spacing = load.map(|l| {
+                    *fan_in as f64 * mean_size * 8.0 / (l * n_hosts as f64 * host_rate.bps() as f64)
+                });
+                let mut t_poisson = start.as_secs_f64();
                 let mut out = Vec::new();
                 for b in 0..*bursts {
-                    let t = *start + SimTime(interval.0 * b as u64);
+                    let t = match spacing {
+                        Some(m) => {
+                            t_poisson += arr.exp(m);
+                            SimTime::from_secs_f64(t_poisson)
+                        }
+                        None => *start + SimTime(interval.0 * b as u64),
+                    };
                     let (dst, senders): (u32, Vec<u32>) = if *random {
                         let dst = rng.below(n_hosts as u64) as u32;
                         let mut pool: Vec<u32> =
@@ -998,17 +1108,22 @@ impl WorkloadConfig {
                 })
                 .collect(),
         };
-        let horizon = SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S);
-        if let Some(f) = v.iter().find(|f| f.start > horizon) {
-            return Err(format!(
-                "flow {} would start at {}, beyond {MAX_ARRIVAL_SPAN_S} s of simulated time",
-                f.id, f.start
-            ));
-        }
-        // Flows that start on their own first, by start time; dependent flows after.
-        v.sort_by_key(|f| (f.after.is_some(), f.start, f.id));
-        Ok(v)
+        in_order(v)
     }
+}
+
+/// Checks a workload's flows against the simulated-time horizon and orders them: flows that
+/// start on their own first, by start time (ties by id); dependent flows after.
+fn in_order(mut v: Vec<FlowSpec>) -> Result<Vec<FlowSpec>, String> {
+    let horizon = SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S);
+    if let Some(f) = v.iter().find(|f| f.start > horizon) {
+        return Err(format!(
+            "flow {} would start at {}, beyond {MAX_ARRIVAL_SPAN_S} s of simulated time",
+            f.id, f.start
+        ));
+    }
+    v.sort_by_key(|f| (f.after.is_some(), f.start, f.id));
+    Ok(v)
 }
 
 /// Longest span of generated arrivals, in simulated seconds (a workload spread wider cannot
@@ -1163,6 +1278,81 @@ fn host_set(hosts: &Option<Vec<u32>>, n_hosts: usize) -> Result<Vec<u32>, String
         }
     }
     Ok(set)
+}
+
+/// The parameters of on/off sources.
+struct OnOff {
+    n_hosts: usize,
+    flows: u64,
+    start: SimTime,
+    until: Option<SimTime>,
+    tag: FlowTag,
+    on_s: f64,
+    off_s: f64,
+    /// Mean inter-arrival of a host's flows while it is on (s).
+    ia_on: f64,
+    /// Lognormal inter-arrivals with this sigma (None: exponential).
+    lognormal: Option<f64>,
+}
+
+/// On/off sources: every host alternates exponential on and off periods (each host starts
+/// at the beginning of an on period) and sends flows only while on; the flows of all hosts
+/// merged in time order, `flows` of them (or until `until`).
+fn on_off(
+    p: OnOff,
+    cdf: &Cdf,
+    arr: &mut RngStream,
+    sizes: &mut RngStream,
+    ends: &mut RngStream,
+) -> Vec<FlowSpec> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let t0 = p.start.as_secs_f64();
+    let ia = |arr: &mut RngStream| match p.lognormal {
+        Some(s) => arr.lognormal(p.ia_on, s),
+        None => arr.exp(p.ia_on),
+    };
+    // Per host: the end of its current on period; the heap orders next arrivals.
+    let mut on_end: Vec<f64> = (0..p.n_hosts).map(|_| t0 + arr.exp(p.on_s)).collect();
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let key = |t: f64| SimTime::from_secs_f64(t).0;
+    let next: Vec<f64> = (0..p.n_hosts).map(|_| t0 + ia(arr)).collect();
+    for (h, &t) in next.iter().enumerate() {
+        heap.push(Reverse((key(t), h)));
+    }
+    let mut next = next;
+    let mut out = Vec::with_capacity(p.flows.min(10_000_000) as usize);
+    while (out.len() as u64) < p.flows {
+        let Some(Reverse((_, h))) = heap.pop() else {
+            break;
+        };
+        let mut t = next[h];
+        // Skip off periods until the arrival falls inside an on period.
+        while t > on_end[h] {
+            let resume = on_end[h] + arr.exp(p.off_s);
+            on_end[h] = resume + arr.exp(p.on_s);
+            t = resume + ia(arr);
+        }
+        if t != next[h] {
+            next[h] = t;
+            heap.push(Reverse((key(t), h)));
+            continue;
+        }
+        let st = SimTime::from_secs_f64(t);
+        if p.until.is_some_and(|u| st >= u) {
+            break;
+        }
+        let mut dst = ends.below(p.n_hosts as u64 - 1) as u32;
+        if dst >= h as u32 {
+            dst += 1;
+        }
+        let mut f = FlowSpec::new(out.len() as u32, h as u32, dst, cdf.sample(sizes), st);
+        f.tag = p.tag;
+        out.push(f);
+        next[h] = t + ia(arr);
+        heap.push(Reverse((key(next[h]), h)));
+    }
+    out
 }
 
 /// Reads an htsim connection matrix (see [`WorkloadConfig::Htsim`]). Triggers become flow
@@ -1723,6 +1913,10 @@ mod tests {
             start: SimTime::ZERO,
             until: None,
             tag: FlowTag::Flow,
+            interarrival: Interarrival::Exponential,
+            sigma: None,
+            on: None,
+            off: None,
         };
         let rate = BitRate::from_gbps(10);
         let v = w.generate(16, rate, 1, Path::new(".")).unwrap();
