@@ -283,15 +283,9 @@ impl Network {
                 } else {
                     (o.switch.scheduler.clone(), o.switch.ecn_for(l.rate))
                 };
-                ports.push(Port::new(
-                    n,
-                    peer,
-                    l.rate,
-                    l.delay,
-                    nq as usize,
-                    &sched,
-                    ecn,
-                ));
+                let mut port = Port::new(n, peer, l.rate, l.delay, nq as usize, &sched, ecn);
+                port.loss = l.loss;
+                ports.push(port);
                 local.push(nodes[n.idx()].ports.len() as u16);
                 nodes[n.idx()].ports.push(me);
             }

@@ -327,6 +327,8 @@ pub struct Port {
     paused_total: [u64; MAX_QUEUES],
     /// The link is down (`[[failures]]`): nothing is sent, arrivals for it are dropped.
     pub down: bool,
+    /// Probability that a packet sent on this port is lost on the wire.
+    pub loss: f64,
 }
 
 impl Port {
@@ -363,6 +365,7 @@ impl Port {
             paused_since: [SimTime::ZERO; MAX_QUEUES],
             paused_total: [0; MAX_QUEUES],
             down: false,
+            loss: 0.0,
         }
     }
 

@@ -263,8 +263,10 @@ pub struct Sim {
     convergence: SimTime,
     failing: bool,
     /// Packets lost outside switch buffers to `[[failures]]` (cut wires, a host's queue, no
-    /// route left); they count as drops.
+    /// route left) and to links' random loss; they count as drops.
     pub failure_losses: u64,
+    /// Draws for links' random loss.
+    loss_rng: crate::engine::RngStream,
 }
 
 impl Sim {
@@ -276,6 +278,8 @@ impl Sim {
             .frame_size
             .map_or(PFC_FRAME_BYTES, |b| b.0 as u32);
         let net = Network::build(s.topo, &s.build)?;
+        // Links with random loss need the cold per-arrival check.
+        let lossy = net.ports.iter().any(|p| p.loss > 0.0);
         let nq = net.nq as usize;
         if s.data_prio as usize >= nq || s.ack_prio as usize >= nq {
             return Err(format!(
@@ -399,8 +403,9 @@ impl Sim {
             pfc_frame,
             failures: Vec::new(),
             convergence: SimTime::ZERO,
-            failing: false,
+            failing: lossy,
             failure_losses: 0,
+            loss_rng: crate::engine::RngStream::new(s.seed, "link.loss"),
         })
     }
 
@@ -470,6 +475,19 @@ impl Sim {
     #[inline(never)]
     fn stale_arrival(&self, p: PortId) -> bool {
         !matches!(self.net.ports[p.idx()].wire.front(), Some(&(t, _)) if t == self.now)
+    }
+
+    /// Whether `pkt`, arriving over port `p`'s link, is lost to the link's random loss
+    /// (counted).
+    #[cold]
+    #[inline(never)]
+    fn lost_on_wire(&mut self, p: PortId, pkt: &Packet) -> bool {
+        let loss = self.net.ports[p.idx()].loss;
+        if loss > 0.0 && self.loss_rng.uniform() < loss {
+            self.count_loss(p, pkt);
+            return true;
+        }
+        false
     }
 
     /// A link went down under port `p`: its queued packets and those on its wire are lost.
@@ -1113,6 +1131,9 @@ impl Sim {
         }
         let ingress = port.peer;
         let node = port.peer_node;
+        if self.failing && self.lost_on_wire(p, &pkt) {
+            return;
+        }
         if self.net.is_host(node) {
             self.host_receive(pkt);
         } else {

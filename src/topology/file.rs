@@ -17,19 +17,20 @@
 //! b = 5
 //! rate = "400Gbps"
 //! count = 2                # parallel links (ECMP spreads over them)
+//! loss = 0.0001            # packet-loss probability each way (default 0)
 //! ```
 //!
 //! The HPCC format (`format = "hpcc"`): a line `nodes switches links`, a line with the switch
 //! ids, then one line per link `a b rate delay error_rate` (`0 16 100Gbps 0.001ms 0`). Nodes
 //! not listed as switches are hosts. dcsim numbers hosts first: hosts in ascending original
 //! id become `0..hosts`, switches in ascending id follow; [`FileTopo::node_ids`] keeps each
-//! node's original id (flow lists in the HPCC format name original ids). A non-zero error
-//! rate is refused: per-link random loss is not modelled.
+//! node's original id (flow lists in the HPCC format name original ids). The error rate is
+//! the link's packet-loss probability, each way.
 //!
 //! Switch tiers (for reports) are the hop distance to the nearest host. Routing is the usual
 //! shortest-path ECMP over whatever graph results (`net::routing`), parallel links included.
 //!
-//! Not modelled: per-link loss, per-switch buffer overrides, hosts with several links.
+//! Not modelled: per-switch buffer overrides, hosts with several links.
 
 use super::{LinkSpec, SwitchSpec, TopoSpec};
 use crate::ids::NodeId;
@@ -83,6 +84,8 @@ struct DcsimLink {
     rate: Option<BitRate>,
     delay: Option<SimTime>,
     count: Option<u32>,
+    /// Packet loss probability, [0, 1).
+    loss: Option<f64>,
 }
 
 /// Loads the topology in `path`.
@@ -127,8 +130,14 @@ fn parse_dcsim(text: &str) -> Result<(usize, usize, Vec<LinkSpec>, Vec<u32>), St
         if !(1..=64).contains(&count) {
             return Err(format!("{what}: `count` must be in 1..=64, got {count}"));
         }
+        let loss = l.loss.unwrap_or(0.0);
+        if !(0.0..1.0).contains(&loss) {
+            return Err(format!("{what}: `loss` must be in [0, 1), got {loss}"));
+        }
         for _ in 0..count {
-            links.push(check_link(&what, l.a, l.b, rate, delay, n)?);
+            let mut link = check_link(&what, l.a, l.b, rate, delay, n)?;
+            link.loss = loss;
+            links.push(link);
         }
     }
     Ok((
@@ -166,6 +175,7 @@ fn check_link(
         b: NodeId(b),
         rate,
         delay,
+        loss: 0.0,
     })
 }
 
@@ -258,19 +268,14 @@ fn parse_hpcc(text: &str) -> Result<(usize, usize, Vec<LinkSpec>, Vec<u32>), Str
         let err: f64 = v[4]
             .parse()
             .map_err(|_| format!("line {ln}: error rate `{}` is not a number", v[4]))?;
-        if err != 0.0 {
+        if !(0.0..1.0).contains(&err) {
             return Err(format!(
-                "line {ln}: error rate {err}: per-link random loss is not modelled (use 0)"
+                "line {ln}: error rate {err} is not a probability in [0, 1)"
             ));
         }
-        links.push(check_link(
-            &format!("line {ln}"),
-            a,
-            b,
-            rate,
-            delay,
-            n_nodes,
-        )?);
+        let mut link = check_link(&format!("line {ln}"), a, b, rate, delay, n_nodes)?;
+        link.loss = err;
+        links.push(link);
     }
     if let Some((ln, l)) = lines.next() {
         return Err(format!(
@@ -485,7 +490,7 @@ mod tests {
             ("3 1 1\n5\n", "line 2: switch id 5"),
             ("3 1 2\n0\n1 0 100Gbps 1us 0\n", "1 link lines"),
             ("3 1 1\n0\n1 0 fast 1us 0\n", "line 3: rate `fast`"),
-            ("3 1 1\n0\n1 0 1Gbps 1us 0.01\n", "line 3: error rate 0.01"),
+            ("3 1 1\n0\n1 0 1Gbps 1us 1.5\n", "line 3: error rate 1.5"),
             ("3 1 1\n0\n1 9 1Gbps 1us 0\n", "line 3: node id 9"),
             (
                 "3 1 2\n0\n1 0 1Gbps 1us 0\n0 2 1Gbps 1us 0\n0 1 1Gbps 1us 0\n",

@@ -31,6 +31,8 @@ pub struct LinkSpec {
     pub b: NodeId,
     pub rate: BitRate,
     pub delay: SimTime,
+    /// Probability that a packet crossing the link (either way) is lost, in [0, 1).
+    pub loss: f64,
 }
 
 /// A switch of the topology.
@@ -532,6 +534,7 @@ fn link(a: usize, b: usize, rate: BitRate, delay: SimTime) -> LinkSpec {
         b: NodeId(b as u32),
         rate,
         delay,
+        loss: 0.0,
     }
 }
 

@@ -136,3 +136,54 @@ fn bad_failures_are_refused_naming_the_entry() {
         assert!(e.msg.contains(want), "{extra}: {e}");
     }
 }
+
+#[test]
+fn a_lossy_link_loses_its_share_of_packets_and_flows_recover() {
+    // Two switches joined by a link that loses 1 % of packets each way (a topology file):
+    // 8 TCP flows of 1 MB cross it; every flow finishes, and the losses (data and ACKs)
+    // are about 1 % of the packets that crossed.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lossy.toml");
+    let mut t = String::from("hosts = 16\nswitches = 2\nrate = \"10Gbps\"\ndelay = \"1us\"\n");
+    for h in 0..16 {
+        t += &format!("[[link]]\na = {h}\nb = {}\n", 16 + h / 8);
+    }
+    t += "[[link]]\na = 16\nb = 17\nloss = 0.01\n";
+    std::fs::write(&file, t).unwrap();
+    let mut flows = String::from("[workload]\nkind = \"flows\"\nflows = [\n");
+    for i in 0..8 {
+        flows += &format!(
+            "  {{ src = {i}, dst = {}, size = \"1MB\", start = \"{}us\" }},\n",
+            8 + i,
+            i * 10
+        );
+    }
+    flows += "]\n";
+    let c = cfg(&format!(
+        "schemes = [\"TCP\"]\n[tcp]\nrto_min = \"1ms\"\n[topology]\nkind = \"file\"\nfile = \"{}\"\n{flows}",
+        file.display()
+    ));
+    let mut s = sim(&c, "TCP");
+    let _ = s.run_until(SimTime::MAX);
+    let crossed: u64 = [
+        crate::common::port_between(&s, 16, 17),
+        crate::common::port_between(&s, 17, 16),
+    ]
+    .iter()
+    .map(|&p| s.net.ports[p].stats.tx_pkts)
+    .sum();
+    let lost = s.failure_losses;
+    let r = run(&c, "TCP");
+    assert_eq!(r.totals.finished, 8);
+    let rate = lost as f64 / crossed as f64;
+    assert!(
+        (0.005..=0.015).contains(&rate),
+        "lost {lost} of {crossed}: {rate}"
+    );
+    // The run's drops count the losses, besides the shared egress's own overflows.
+    assert!(
+        r.totals.drops >= lost,
+        "{} drops, {lost} losses",
+        r.totals.drops
+    );
+}
