@@ -348,6 +348,12 @@ pub const SUFFIXES: &[(&str, LbKind, &str, &str)] = &[
         "flowlet switching, a random port per flowlet (LetFlow, NSDI 2017; [flowlet])",
         "",
     ),
+    (
+        "WCMP",
+        LbKind::Wcmp,
+        "weighted flow hashing: each next hop's share proportional to its link rate",
+        "",
+    ),
 ];
 
 impl Scheme {

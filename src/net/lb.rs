@@ -20,6 +20,9 @@
 //!   flows whose hashes collide share an entry; a stored port that is not a candidate for the
 //!   packet (a colliding flow to another destination) starts a new flowlet. Decisions: packets
 //!   that followed their flowlet, packets that started one.
+//! * **WCMP**: the 5-tuple hash mapped onto the candidates in proportion to their link rates
+//!   (weights in Mb/s, [`weighted_index`]): for unequal paths, e.g. a 10 and a 40 Gbps uplink,
+//!   about 1:4 of the flows.
 //!
 //! Not modelled: CONGA-style path congestion feedback, flowlet tables that age or evict
 //! entries other than by overwrite.
@@ -50,6 +53,9 @@ pub enum LbKind {
     Adaptive,
     /// Flowlet switching with a random port per flowlet (LetFlow).
     Flowlet,
+    /// Weighted flow hashing (WCMP): the 5-tuple hash picks a candidate with probability
+    /// proportional to its link rate (equal rates: ECMP's spread, not its choices).
+    Wcmp,
 }
 
 /// A run's load-balancer parameters (every switch gets the same).
@@ -100,6 +106,22 @@ pub fn ecmp_hash(src: u32, dst: u32, proto: u8, sport: u16, dport: u16, salt: u6
 /// Index chosen by ECMP among `n` candidates: the high 32 bits of the hash scaled to `n`
 /// (multiply-shift range reduction, no division on the per-packet path).
 #[inline]
+/// The candidate that the 32-bit hash value `h` picks when each candidate's share of the
+/// hash space is proportional to its port's rate.
+pub fn weighted_index(h: u64, cands: &[PortId], ports: &[Port]) -> usize {
+    let w = |p: &PortId| ports[p.idx()].rate.bps() / 1_000_000;
+    let total: u64 = cands.iter().map(w).sum();
+    let mut point = ((h as u128 * total as u128) >> 32) as u64;
+    for (i, c) in cands.iter().enumerate() {
+        let x = w(c);
+        if point < x {
+            return i;
+        }
+        point -= x;
+    }
+    cands.len() - 1
+}
+
 pub fn ecmp_index(
     src: u32,
     dst: u32,
@@ -239,6 +261,12 @@ impl LoadBalancer {
                 cands[self.rr as usize % cands.len()]
             }
             LbKind::Flowlet => self.flowlet(cands, pkt, now, rng),
+            LbKind::Wcmp => {
+                self.decisions[0] += 1;
+                let proto = self.proto(pkt);
+                let h = ecmp_hash(pkt.src, pkt.dst, proto, pkt.sport, pkt.dport, self.salt) >> 32;
+                cands[weighted_index(h, cands, ports)]
+            }
             LbKind::Adaptive => {
                 let h = if cands.len() == 1 {
                     cands[0]

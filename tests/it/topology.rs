@@ -352,3 +352,56 @@ fn an_oversubscribed_fat_tree_with_its_own_core_rate() {
         "last FCT {last} s far above the uplink bound {bound} s"
     );
 }
+
+#[test]
+fn wcmp_weights_next_hops_by_link_rate() {
+    // Two leaves joined through a 10 Gbps spine and a 40 Gbps spine (same hop count): ECMP
+    // splits flows evenly between the two uplinks, WCMP about 1:4.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("uneq.toml");
+    let mut t = String::from("hosts = 16\nswitches = 4\nrate = \"100Gbps\"\ndelay = \"1us\"\n");
+    for h in 0..16 {
+        writeln!(t, "[[link]]\na = {h}\nb = {}", 16 + h / 8).unwrap();
+    }
+    for leaf in [16, 17] {
+        writeln!(t, "[[link]]\na = {leaf}\nb = 18\nrate = \"10Gbps\"").unwrap();
+        writeln!(t, "[[link]]\na = {leaf}\nb = 19\nrate = \"40Gbps\"").unwrap();
+    }
+    std::fs::write(&file, t).unwrap();
+    let mut flows = String::from("[workload]\nkind = \"flows\"\nflows = [\n");
+    for i in 0..800 {
+        writeln!(
+            flows,
+            "  {{ src = {}, dst = {}, size = \"2KB\", start = \"{}us\" }},",
+            i % 8,
+            8 + (i / 8) % 8,
+            i
+        )
+        .unwrap();
+    }
+    flows += "]\n";
+    let share = |scheme: &str| {
+        let c = cfg(&format!(
+            "schemes = [\"{scheme}\"]\n[topology]\nkind = \"file\"\nfile = \"{}\"\n{flows}",
+            file.display()
+        ));
+        let mut s = sim(&c, scheme);
+        let _ = s.run_until(SimTime::MAX);
+        let slow = s.net.ports[crate::common::port_between(&s, 16, 18)]
+            .stats
+            .tx_pkts as f64;
+        let fast = s.net.ports[crate::common::port_between(&s, 16, 19)]
+            .stats
+            .tx_pkts as f64;
+        fast / (slow + fast)
+    };
+    let (ecmp, wcmp) = (share("DCTCP+FH"), share("DCTCP+WCMP"));
+    assert!(
+        (0.4..=0.6).contains(&ecmp),
+        "ECMP share of the 40G uplink {ecmp}"
+    );
+    assert!(
+        (0.72..=0.88).contains(&wcmp),
+        "WCMP share of the 40G uplink {wcmp}"
+    );
+}
