@@ -309,3 +309,22 @@ fn cc_irn_reduced() {
         }
     }
 }
+
+#[test]
+fn interop_examples_reduced() {
+    // The three one-command imports of docs/interop.md: an HPCC topology and flow file, an
+    // htsim connection matrix, a dcsim topology file with failures.
+    let (_t, rs, _c) = run_reduced("experiments/interop/hpcc.toml");
+    assert!(
+        rs.iter()
+            .all(|r| r.totals.finished == r.totals.flows && r.totals.drops == 0)
+    );
+    let (_t, rs, _c) = run_reduced("experiments/interop/htsim.toml");
+    assert!(rs.iter().all(|r| r.totals.finished == 9));
+    let (_t, rs, _c) = run_reduced("experiments/interop/failures.toml");
+    assert!(rs.iter().all(|r| r.totals.finished == r.totals.flows));
+    assert!(
+        rs.iter().any(|r| r.totals.drops > 0),
+        "the spine failure loses packets"
+    );
+}
