@@ -1285,6 +1285,18 @@ impl Config {
                             format!("{m} (scheme {name})"),
                         )
                     })?;
+                // Switches with their own buffer (topology files) must hold what it promises.
+                let spec = self.topology.build();
+                for sw in spec.switches.iter().filter(|s| s.buffer.is_some()) {
+                    let mut c = self.switch_for(&scheme);
+                    c.buffer = c.buffer.with_size(sw.buffer).into_owned();
+                    self.check_buffers(&c).map_err(|(k, m)| {
+                        err(
+                            "topology.file",
+                            format!("switch {}'s buffer: {k}: {m} (scheme {name})", sw.name),
+                        )
+                    })?;
+                }
             }
         }
         let t = &self.tcp;

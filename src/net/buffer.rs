@@ -92,6 +92,27 @@ pub struct BufferConfig {
     pub resume_offset: Bytes,
 }
 
+impl BufferConfig {
+    /// This config with its size replaced: the shared buffer's total, or a static buffer's
+    /// bytes per port (a switch's own buffer in a topology file).
+    pub fn with_size(
+        &self,
+        size: Option<crate::units::Bytes>,
+    ) -> std::borrow::Cow<'_, BufferConfig> {
+        match size {
+            None => std::borrow::Cow::Borrowed(self),
+            Some(b) => {
+                let mut c = self.clone();
+                match c.kind {
+                    BufferKind::Shared => c.size = b,
+                    BufferKind::Static => c.per_port = b,
+                }
+                std::borrow::Cow::Owned(c)
+            }
+        }
+    }
+}
+
 impl Default for BufferConfig {
     fn default() -> Self {
         BufferConfig {

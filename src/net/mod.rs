@@ -332,7 +332,12 @@ impl Network {
                 .collect();
             let salt = ecmp_rng.child(s as u64).next_u64();
             switches.push(Switch {
-                mmu: Mmu::new(&o.switch.buffer, headroom, nq as usize, lossless),
+                mmu: Mmu::new(
+                    &o.switch.buffer.with_size(t.switches[s].buffer),
+                    headroom,
+                    nq as usize,
+                    lossless,
+                ),
                 lb: LoadBalancer::new(&o.lb, salt),
                 rng: RngStream::new(o.seed, "switch").child(s as u64),
                 drops: [0; 2],

@@ -30,7 +30,10 @@
 //! Switch tiers (for reports) are the hop distance to the nearest host. Routing is the usual
 //! shortest-path ECMP over whatever graph results (`net::routing`), parallel links included.
 //!
-//! Not modelled: per-switch buffer overrides, hosts with several links.
+//! `[[switch]]` entries (`id`, `buffer`) give single switches their own buffer: the shared
+//! buffer's size, or a static buffer's bytes per port; the rest of `[switch.buffer]` applies.
+//!
+//! Not modelled: hosts with several links.
 
 use super::{LinkSpec, SwitchSpec, TopoSpec};
 use crate::ids::NodeId;
@@ -74,7 +77,27 @@ struct DcsimFile {
     delay: Option<SimTime>,
     #[serde(default)]
     link: Vec<DcsimLink>,
+    #[serde(default)]
+    switch: Vec<DcsimSwitch>,
 }
+
+/// `[[switch]]`: one switch's own buffer (the shared buffer's size, or a static buffer's
+/// bytes per port).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DcsimSwitch {
+    id: u32,
+    buffer: crate::units::Bytes,
+}
+
+/// A parsed file: hosts, switches, links, each node's original id, per-switch buffers.
+type Parsed = (
+    usize,
+    usize,
+    Vec<LinkSpec>,
+    Vec<u32>,
+    std::collections::BTreeMap<u32, crate::units::Bytes>,
+);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -91,14 +114,14 @@ struct DcsimLink {
 /// Loads the topology in `path`.
 pub fn load(path: &Path, format: TopoFormat) -> Result<FileTopo, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
-    let (n_hosts, n_switches, links, node_ids) = match format {
+    let (n_hosts, n_switches, links, node_ids, buffers) = match format {
         TopoFormat::Dcsim => parse_dcsim(&text)?,
         TopoFormat::Hpcc => parse_hpcc(&text)?,
     };
-    finish(n_hosts, n_switches, links, node_ids)
+    finish(n_hosts, n_switches, links, node_ids, buffers)
 }
 
-fn parse_dcsim(text: &str) -> Result<(usize, usize, Vec<LinkSpec>, Vec<u32>), String> {
+fn parse_dcsim(text: &str) -> Result<Parsed, String> {
     let f: DcsimFile = toml::from_str(text).map_err(|e| {
         let line = e
             .span()
@@ -140,11 +163,28 @@ fn parse_dcsim(text: &str) -> Result<(usize, usize, Vec<LinkSpec>, Vec<u32>), St
             links.push(link);
         }
     }
+    let mut buffers = std::collections::BTreeMap::new();
+    for (i, sw) in f.switch.iter().enumerate() {
+        let what = format!("switch {} ([[switch]] {})", sw.id, i + 1);
+        if sw.id < f.hosts || sw.id as u64 >= n {
+            return Err(format!("{what}: switches are nodes {}..{n}", f.hosts));
+        }
+        if !(1_000..=1_000_000_000_000).contains(&sw.buffer.0) {
+            return Err(format!(
+                "{what}: buffer must be in 1KB..=1TB, got {}",
+                sw.buffer
+            ));
+        }
+        if buffers.insert(sw.id, sw.buffer).is_some() {
+            return Err(format!("{what}: listed twice"));
+        }
+    }
     Ok((
         f.hosts as usize,
         f.switches as usize,
         links,
         (0..n as u32).collect(),
+        buffers,
     ))
 }
 
@@ -179,7 +219,7 @@ fn check_link(
     })
 }
 
-fn parse_hpcc(text: &str) -> Result<(usize, usize, Vec<LinkSpec>, Vec<u32>), String> {
+fn parse_hpcc(text: &str) -> Result<Parsed, String> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -282,7 +322,7 @@ fn parse_hpcc(text: &str) -> Result<(usize, usize, Vec<LinkSpec>, Vec<u32>), Str
             "line {ln}: `{l}` after the {n_links} links the first line announces"
         ));
     }
-    Ok((n_hosts, n_sw as usize, links, node_ids))
+    Ok((n_hosts, n_sw as usize, links, node_ids, Default::default()))
 }
 
 /// Checks the graph (hosts have one link, everything is connected) and derives what the
@@ -292,6 +332,7 @@ fn finish(
     n_switches: usize,
     links: Vec<LinkSpec>,
     node_ids: Vec<u32>,
+    buffers: std::collections::BTreeMap<u32, crate::units::Bytes>,
 ) -> Result<FileTopo, String> {
     let n = n_hosts + n_switches;
     let mut adj: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
@@ -338,6 +379,7 @@ fn finish(
         .map(|s| SwitchSpec {
             name: format!("s{}", name(s)),
             tier: dist[s].min(255) as u8,
+            buffer: buffers.get(&(s as u32)).copied(),
         })
         .collect();
     let host_rate = (0..n_hosts)

@@ -41,6 +41,9 @@ pub struct SwitchSpec {
     pub name: String,
     /// Tier: 1 = edge/leaf, 2 = aggregation/spine, 3 = core.
     pub tier: u8,
+    /// This switch's buffer instead of `[switch.buffer]`'s: the shared buffer's size, or a
+    /// static buffer's bytes per port (topology files).
+    pub buffer: Option<crate::units::Bytes>,
 }
 
 /// A built topology, before it is turned into ports and queues.
@@ -563,11 +566,13 @@ pub fn leaf_spine(
         .map(|l| SwitchSpec {
             name: format!("leaf{l}"),
             tier: 1,
+            buffer: None,
         })
         .collect();
     switches.extend((0..spines).map(|s| SwitchSpec {
         name: format!("spine{s}"),
         tier: 2,
+        buffer: None,
     }));
     TopoSpec {
         n_hosts,
@@ -620,18 +625,21 @@ pub fn fat_tree_with(
         switches.push(SwitchSpec {
             name: format!("edge{e}"),
             tier: 1,
+            buffer: None,
         });
     }
     for a in 0..n_agg {
         switches.push(SwitchSpec {
             name: format!("agg{a}"),
             tier: 2,
+            buffer: None,
         });
     }
     for c in 0..n_core {
         switches.push(SwitchSpec {
             name: format!("core{c}"),
             tier: 3,
+            buffer: None,
         });
     }
     TopoSpec {
@@ -670,10 +678,12 @@ pub fn dumbbell(
             SwitchSpec {
                 name: "L".into(),
                 tier: 1,
+                buffer: None,
             },
             SwitchSpec {
                 name: "R".into(),
                 tier: 1,
+                buffer: None,
             },
         ],
         links,

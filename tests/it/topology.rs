@@ -5,6 +5,7 @@ use crate::common::{cfg, run, sim};
 use dcsim::topology::TopoSpec;
 use dcsim::units::{BitRate, SimTime};
 use std::fmt::Write;
+use std::path::Path;
 
 /// `spec` in dcsim's topology format, links in order.
 fn to_file(spec: &TopoSpec) -> String {
@@ -404,4 +405,50 @@ fn wcmp_weights_next_hops_by_link_rate() {
         (0.72..=0.88).contains(&wcmp),
         "WCMP share of the 40G uplink {wcmp}"
     );
+}
+
+#[test]
+fn a_switch_can_have_its_own_buffer() {
+    // A dumbbell-like file where the left switch has a 20 KB static buffer per port and the
+    // rest the config's 1 MB: an 8-to-1 incast through the left switch drops there, and only
+    // there; the same incast with the switch at 1 MB drops nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let file = |own: &str| {
+        let f = dir.path().join(format!("b{}.toml", own.len()));
+        let mut t = String::from("hosts = 9\nswitches = 2\nrate = \"10Gbps\"\ndelay = \"1us\"\n");
+        for h in 0..8 {
+            writeln!(t, "[[link]]\na = {h}\nb = 9").unwrap();
+        }
+        t += "[[link]]\na = 8\nb = 10\n[[link]]\na = 9\nb = 10\n";
+        t += own;
+        std::fs::write(&f, t).unwrap();
+        f
+    };
+    let run_with = |own: &str| {
+        let c = cfg(&format!(
+            "schemes = [\"TCP\"]\n[topology]\nkind = \"file\"\nfile = \"{}\"\n\
+             [switch.buffer]\nkind = \"static\"\nper_port = \"1MB\"\n\
+             [workload]\nkind = \"incast\"\nfan_in = 8\nsize = \"100KB\"\nreceiver = 8\n",
+            file(own).display()
+        ));
+        run(&c, "TCP")
+    };
+    let small = run_with("[[switch]]\nid = 9\nbuffer = \"20KB\"\n");
+    let big = run_with("");
+    assert_eq!(small.totals.finished, 8);
+    assert!(small.totals.drops > 0, "the 20 KB switch overflows");
+    assert_eq!(big.totals.drops, 0);
+    let sw: Vec<u64> = small.switches.iter().map(|s| s.drops_lossy).collect();
+    assert!(sw[0] > 0 && sw[1] == 0, "drops per switch {sw:?}");
+    // A buffer smaller than a packet is refused, naming the switch.
+    let c = dcsim::config::Config::parse(
+        &format!(
+            "[topology]\nkind = \"file\"\nfile = \"{}\"\n[switch.buffer]\nkind = \"static\"\n",
+            file("[[switch]]\nid = 10\nbuffer = \"1KB\"\n\n").display()
+        ),
+        "x.toml",
+    )
+    .unwrap();
+    let e = c.validate("x.toml", Path::new(".")).unwrap_err();
+    assert!(e.key == "topology.file" && e.msg.contains("s10"), "{e}");
 }
