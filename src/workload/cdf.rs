@@ -2,9 +2,10 @@
 //! linear interpolation between points (the HPCC `traffic_gen` convention, GPMP spec §6).
 //!
 //! Built in: `web_search` (DCTCP, SIGCOMM'10, in the HPCC byte form, GPMP spec §7.1),
-//! `data_mining` (VL2, opera-sim digitisation, GPMP spec §7.3) and `fb_hadoop` (Facebook's
+//! `data_mining` (VL2, opera-sim digitisation, GPMP spec §7.3), `fb_hadoop` (Facebook's
 //! Hadoop cluster, Roy et al., SIGCOMM'15, as the HPCC ns-3 simulator's
-//! `traffic_gen/FbHdp_distribution.txt`). Any other CDF loads from a text
+//! `traffic_gen/FbHdp_distribution.txt`) and `ali_storage` (Alibaba's storage cluster, 2019,
+//! the HPCC paper's workload, as that simulator's `traffic_gen/AliStorage2019.txt`). Any other CDF loads from a text
 //! file with one `size_bytes cdf` pair per line (whitespace or comma separated, `#` comments),
 //! sizes non-decreasing, CDF non-decreasing from 0 to 1 (or 0 to 100, read as percent).
 
@@ -57,6 +58,19 @@ const FB_HADOOP: &[(f64, f64)] = &[
     (10_000_000.0, 100.0),
 ];
 
+/// Alibaba storage 2019, HPCC `AliStorage2019.txt` (bytes, percent).
+const ALI_STORAGE: &[(f64, f64)] = &[
+    (0.0, 0.0),
+    (4_000.0, 22.93),
+    (8_000.0, 69.21),
+    (16_000.0, 80.61),
+    (32_000.0, 90.47),
+    (64_000.0, 93.53),
+    (128_000.0, 96.77),
+    (256_000.0, 97.53),
+    (2_000_000.0, 100.0),
+];
+
 /// VL2 data mining, opera-sim `datamining.csv` (bytes, CDF).
 const DATA_MINING: &[(f64, f64)] = &[
     (100.0, 0.0),
@@ -80,13 +94,15 @@ const DATA_MINING: &[(f64, f64)] = &[
 
 impl Cdf {
     /// Names of the built-in distributions.
-    pub const BUILTIN: &'static [&'static str] = &["web_search", "data_mining", "fb_hadoop"];
+    pub const BUILTIN: &'static [&'static str] =
+        &["web_search", "data_mining", "fb_hadoop", "ali_storage"];
 
     pub fn builtin(name: &str) -> Option<Cdf> {
         let pts = match name {
             "web_search" => WEB_SEARCH,
             "data_mining" => DATA_MINING,
             "fb_hadoop" => FB_HADOOP,
+            "ali_storage" => ALI_STORAGE,
             _ => return None,
         };
         Cdf::from_points(pts.to_vec()).ok()

@@ -452,3 +452,13 @@ fn a_switch_can_have_its_own_buffer() {
     let e = c.validate("x.toml", Path::new(".")).unwrap_err();
     assert!(e.key == "topology.file" && e.msg.contains("s10"), "{e}");
 }
+
+#[test]
+fn the_ali_storage_builtin() {
+    // Alibaba storage 2019 (HPCC's AliStorage2019.txt): 9 points; its piecewise-linear mean
+    // summed by hand: 0.2293·2000 + 0.4628·6000 + 0.114·12000 + 0.0986·24000 + 0.0306·48000
+    // + 0.0324·96000 + 0.0076·192000 + 0.0247·1128000 = 40,869.8 B.
+    let c = dcsim::workload::cdf::Cdf::builtin("ali_storage").unwrap();
+    assert!((c.mean() - 40_869.8).abs() < 1e-6, "mean {}", c.mean());
+    assert!((c.cdf_at(8_000.0) - 0.6921).abs() < 1e-12);
+}
