@@ -4,8 +4,10 @@
 //! Built in: `web_search` (DCTCP, SIGCOMM'10, in the HPCC byte form, GPMP spec §7.1),
 //! `data_mining` (VL2, opera-sim digitisation, GPMP spec §7.3), `fb_hadoop` (Facebook's
 //! Hadoop cluster, Roy et al., SIGCOMM'15, as the HPCC ns-3 simulator's
-//! `traffic_gen/FbHdp_distribution.txt`) and `ali_storage` (Alibaba's storage cluster, 2019,
-//! the HPCC paper's workload, as that simulator's `traffic_gen/AliStorage2019.txt`). Any other CDF loads from a text
+//! `traffic_gen/FbHdp_distribution.txt`), `ali_storage` (Alibaba's storage cluster, 2019,
+//! the HPCC paper's workload, as that simulator's `traffic_gen/AliStorage2019.txt`) and
+//! `google_rpc` (Google RPC sizes, 2008, as its `traffic_gen/GoogleRPC2008.txt`, 843 points,
+//! in `cdfs/google_rpc_2008.txt`). Any other CDF loads from a text
 //! file with one `size_bytes cdf` pair per line (whitespace or comma separated, `#` comments),
 //! sizes non-decreasing, CDF non-decreasing from 0 to 1 (or 0 to 100, read as percent).
 
@@ -58,6 +60,9 @@ const FB_HADOOP: &[(f64, f64)] = &[
     (10_000_000.0, 100.0),
 ];
 
+/// Google RPC 2008, HPCC `GoogleRPC2008.txt` (bytes, percent).
+const GOOGLE_RPC: &str = include_str!("cdfs/google_rpc_2008.txt");
+
 /// Alibaba storage 2019, HPCC `AliStorage2019.txt` (bytes, percent).
 const ALI_STORAGE: &[(f64, f64)] = &[
     (0.0, 0.0),
@@ -94,10 +99,18 @@ const DATA_MINING: &[(f64, f64)] = &[
 
 impl Cdf {
     /// Names of the built-in distributions.
-    pub const BUILTIN: &'static [&'static str] =
-        &["web_search", "data_mining", "fb_hadoop", "ali_storage"];
+    pub const BUILTIN: &'static [&'static str] = &[
+        "web_search",
+        "data_mining",
+        "fb_hadoop",
+        "ali_storage",
+        "google_rpc",
+    ];
 
     pub fn builtin(name: &str) -> Option<Cdf> {
+        if name == "google_rpc" {
+            return Cdf::parse(GOOGLE_RPC).ok();
+        }
         let pts = match name {
             "web_search" => WEB_SEARCH,
             "data_mining" => DATA_MINING,

@@ -462,3 +462,15 @@ fn the_ali_storage_builtin() {
     assert!((c.mean() - 40_869.8).abs() < 1e-6, "mean {}", c.mean());
     assert!((c.cdf_at(8_000.0) - 0.6921).abs() < 1e-12);
 }
+
+#[test]
+fn the_google_rpc_builtin() {
+    // Google RPC 2008 (HPCC's GoogleRPC2008.txt, 843 points): half the RPCs are under 256 B
+    // (CDF 49.79 % there), the largest 15.2 MB; the piecewise-linear mean (summed over the
+    // file's segments independently of dcsim) is 2,891.6 B.
+    let c = dcsim::workload::cdf::Cdf::builtin("google_rpc").unwrap();
+    assert_eq!(c.points.len(), 843);
+    assert!((c.cdf_at(256.0) - 0.497901).abs() < 1e-9);
+    assert_eq!(c.points.last().unwrap().0, 15_158_197.0);
+    assert!((c.mean() - 2_891.62).abs() < 0.01, "mean {}", c.mean());
+}
