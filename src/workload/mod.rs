@@ -182,6 +182,14 @@ pub enum WorkloadConfig {
         #[serde(default)]
         start: SimTime,
     },
+    /// Permutation: every host sends `size` bytes to one other host, all at `start`; the
+    /// destinations are a random cyclic permutation of the hosts (Sattolo), so no host sends
+    /// to itself and every host receives one flow.
+    Permutation {
+        size: Bytes,
+        #[serde(default)]
+        start: SimTime,
+    },
     /// All-to-all: every host of `hosts` sends `size` bytes to every other, all at `start`.
     #[serde(rename = "alltoall")]
     AllToAll {
@@ -465,6 +473,7 @@ impl WorkloadConfig {
                 let n = hosts.as_ref().map_or(n_hosts as u64, |h| h.len() as u64);
                 n.saturating_mul(n.saturating_sub(1))
             }
+            WorkloadConfig::Permutation { .. } => n_hosts as u64,
             WorkloadConfig::Mix { parts } => parts.iter().map(|p| p.max_flows(base, n_hosts)).sum(),
         }
     }
@@ -497,6 +506,7 @@ impl WorkloadConfig {
             | WorkloadConfig::Htsim { .. }
             | WorkloadConfig::AllReduce { .. }
             | WorkloadConfig::AllToAll { .. }
+            | WorkloadConfig::Permutation { .. }
             | WorkloadConfig::Flows { .. } => vec![FlowTag::Flow],
             WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.tags()).collect(),
         }
@@ -603,6 +613,14 @@ impl WorkloadConfig {
                     *send_done_as_recv_done,
                 )
                 .map_err(|m| ("file".to_string(), m))?;
+            }
+            WorkloadConfig::Permutation { size, .. } => {
+                if size.0 == 0 {
+                    return e("size", "must be positive".into());
+                }
+                if n_hosts < 2 {
+                    return e("kind", "a permutation needs at least 2 hosts".into());
+                }
             }
             WorkloadConfig::AllReduce { hosts, size, .. }
             | WorkloadConfig::AllToAll { hosts, size, .. } => {
@@ -874,6 +892,18 @@ impl WorkloadConfig {
                     }
                 }
                 out
+            }
+            WorkloadConfig::Permutation { size, start } => {
+                // Sattolo's shuffle: a uniformly random single cycle, so dst(h) != h.
+                let mut rng = RngStream::new(seed, "workload.permutation");
+                let mut dst: Vec<u32> = (0..n_hosts as u32).collect();
+                for i in (1..n_hosts).rev() {
+                    let j = rng.below(i as u64) as usize;
+                    dst.swap(i, j);
+                }
+                (0..n_hosts)
+                    .map(|h| FlowSpec::new(h as u32, h as u32, dst[h], size.0, *start))
+                    .collect()
             }
             WorkloadConfig::AllToAll { hosts, size, start } => {
                 let set = host_set(hosts, n_hosts)?;

@@ -630,3 +630,17 @@ fn set_overrides_keys_and_is_recorded() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn the_scaling_benchmark_runs_a_point() {
+    // `dcsim bench --scenario scale` runs each point in its own process; one small point here.
+    let tmp = tempfile::tempdir().unwrap();
+    let o = dcsim(&["bench", "--scenario", "scale:4:permutation"], tmp.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = String::from_utf8_lossy(&o.stdout).into_owned();
+    let v: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!((v[0], v[1], v[2]), ("4", "16", "permutation"), "{line}");
+    assert_eq!(v[5], "360000", "16 flows of 2 MB over 4 or 6 hops: {line}");
+    let o = dcsim(&["bench", "--scenario", "scale:4:nothing"], tmp.path());
+    assert!(!o.status.success() && stderr(&o).contains("websearch or permutation"));
+}

@@ -317,3 +317,24 @@ fn poisson_incast_bursts_arrive_at_the_requested_load() {
         assert!(b.iter().all(|f| f.start == b[0].start && f.dst == b[0].dst));
     }
 }
+
+#[test]
+fn a_permutation_sends_one_flow_from_and_to_every_host() {
+    let v = generate("[workload]\nkind = \"permutation\"\nsize = \"2MB\"\n");
+    assert_eq!(v.len(), 16);
+    let mut dsts: Vec<u32> = v.iter().map(|f| f.dst).collect();
+    dsts.sort_unstable();
+    assert_eq!(dsts, (0..16).collect::<Vec<u32>>());
+    assert!(v.iter().all(|f| f.src != f.dst && f.size == 2_000_000));
+    // A single cycle (Sattolo): following dst from host 0 visits all 16 hosts.
+    let next: std::collections::HashMap<u32, u32> = v.iter().map(|f| (f.src, f.dst)).collect();
+    let (mut h, mut seen) = (0u32, 0);
+    loop {
+        h = next[&h];
+        seen += 1;
+        if h == 0 {
+            break;
+        }
+    }
+    assert_eq!(seen, 16);
+}
