@@ -10,6 +10,9 @@
 # names match REGEX (for a change meant to alter only those, e.g. 'attr_' for the delay
 # attribution); files equal then are listed as such and do not fail the check.
 #
+# BASE_BIN=PATH: use this already-built dcsim binary as the base instead of building BASE
+# (e.g. a previous run's build kept for a series of comparisons).
+#
 # BASE must know `dcsim run --smoke` (added with this script). A refactor or an optimisation
 # must pass this; a change that alters event order is a model change and is reported as one.
 set -euo pipefail
@@ -18,9 +21,15 @@ BASE=${1:-HEAD}
 WORK=$(mktemp -d)
 trap 'git worktree remove --force "$WORK/src" > /dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 
-echo "== building $BASE and the working tree"
-git worktree add --detach "$WORK/src" "$BASE" > /dev/null
-(cd "$WORK/src" && CARGO_TARGET_DIR="$WORK/base-target" cargo build --release --quiet)
+if [ -n "${BASE_BIN:-}" ]; then
+    echo "== base: $BASE_BIN; building the working tree"
+    mkdir -p "$WORK/base-target/release"
+    cp "$BASE_BIN" "$WORK/base-target/release/dcsim"
+else
+    echo "== building $BASE and the working tree"
+    git worktree add --detach "$WORK/src" "$BASE" > /dev/null
+    (cd "$WORK/src" && CARGO_TARGET_DIR="$WORK/base-target" cargo build --release --quiet)
+fi
 cargo build --release --quiet
 
 configs=(experiments/default.toml experiments/gpmp/*.toml experiments/pdtcp/*.toml)

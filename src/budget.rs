@@ -3,7 +3,7 @@
 //! machine holds stops with the estimate and the limit instead of aborting half-way.
 //!
 //! The estimate is an upper bound of the large parts: routing tables (a candidate list per
-//! switch and destination host), flow state (spec, transport state, record, attribution,
+//! switch and destination ToR, see `net::routing`), flow state (spec, transport state, record, attribution,
 //! about 1 KiB per flow), ports and queues, the time series and packet trace buffers, and the
 //! sawtooth probe's samples. It does not model queue growth under load (bounded by the
 //! buffers) or the allocator's overhead.
@@ -57,8 +57,20 @@ impl std::fmt::Display for Estimate {
     }
 }
 
-/// Switches, links and the most next hops a (switch, destination) entry can hold.
-fn shape(t: &TopologyConfig) -> (u64, u64, u64) {
+/// The shape the routing table's size follows.
+struct Shape {
+    switches: u64,
+    links: u64,
+    /// Switches with hosts attached (the table's columns), at most.
+    tors: u64,
+    /// Ports of the busiest switch.
+    radix: u64,
+    /// The most next hops a (switch, destination) entry can hold.
+    next_hops: u64,
+}
+
+fn shape(t: &TopologyConfig) -> Shape {
+    let radix = t.switch_extremes().0 as u64;
     match *t {
         TopologyConfig::LeafSpine {
             hosts_per_leaf,
@@ -67,40 +79,77 @@ fn shape(t: &TopologyConfig) -> (u64, u64, u64) {
             ..
         } => {
             let (h, l, s) = (hosts_per_leaf as u64, leaves as u64, spines as u64);
-            (l + s, h * l + l * s, s.max(1))
+            Shape {
+                switches: l + s,
+                links: h * l + l * s,
+                tors: l,
+                radix,
+                next_hops: s.max(1),
+            }
         }
         TopologyConfig::FatTree { k, .. } => {
             let hosts = t.n_hosts() as u64;
             let k = k as u64;
-            (k * k + k * k / 4, hosts + k * k * k / 2, (k / 2).max(1))
+            Shape {
+                switches: k * k + k * k / 4,
+                links: hosts + k * k * k / 2,
+                tors: k * k / 2,
+                radix,
+                next_hops: (k / 2).max(1),
+            }
         }
         TopologyConfig::Dumbbell {
             left,
             right,
             bottleneck_links,
             ..
-        } => (
-            2,
-            (left + right + bottleneck_links) as u64,
-            bottleneck_links as u64,
-        ),
+        } => Shape {
+            switches: 2,
+            links: (left + right + bottleneck_links) as u64,
+            tors: 2,
+            radix,
+            next_hops: bottleneck_links as u64,
+        },
         TopologyConfig::File { .. } => {
             let spec = t.build();
-            let most = t.switch_extremes().0 as u64;
-            (
-                spec.switches.len() as u64,
-                spec.links.len() as u64,
-                most.max(1),
-            )
+            let switches = spec.switches.len() as u64;
+            Shape {
+                switches,
+                links: spec.links.len() as u64,
+                tors: switches.min(t.n_hosts() as u64),
+                radix,
+                next_hops: radix.max(1),
+            }
         }
     }
+}
+
+/// Bytes of the routing tables: an entry per (switch, ToR) and a route per host, plus the
+/// distinct candidate lists; each is a set of one switch's ports, so a switch holds at most
+/// one per ToR, of at most `next_hops` ports, and (as it sends each ToR's traffic down one
+/// port or up a set of them in the built-in topologies) far fewer.
+fn routes_bytes(s: &Shape, hosts: u64, file: bool) -> u64 {
+    let lists = if file {
+        s.switches
+            .saturating_mul(s.tors)
+            .saturating_mul(s.next_hops)
+    } else {
+        s.switches.saturating_mul(s.radix + s.next_hops)
+    };
+    s.switches
+        .saturating_mul(s.tors)
+        .saturating_mul(8)
+        .saturating_add(hosts.saturating_mul(12))
+        .saturating_add(lists.saturating_mul(4 + 16))
 }
 
 /// The memory one run of `cfg` needs, estimated from the config (input files under `base`).
 pub fn estimate(cfg: &Config, base: &Path) -> Estimate {
     let hosts = cfg.topology.n_hosts() as u64;
-    let (switches, links, nh) = shape(&cfg.topology);
-    let routes = switches.saturating_mul(hosts).saturating_mul(8 + 4 * nh);
+    let sh = shape(&cfg.topology);
+    let file = matches!(cfg.topology, TopologyConfig::File { .. });
+    let routes = routes_bytes(&sh, hosts, file);
+    let links = sh.links;
     let flows = cfg
         .workload
         .max_flows(base, cfg.topology.n_hosts())

@@ -207,6 +207,8 @@ pub struct Network {
     pub ports: Vec<Port>,
     /// Index of each port within its node.
     pub local: Vec<u16>,
+    /// Each host's NIC port (a flat copy of its node's only port, read per packet).
+    host_ports: Vec<PortId>,
     pub switches: Vec<Switch>,
     pub routes: Routes,
     pub nq: u8,
@@ -344,11 +346,13 @@ impl Network {
                 pfc_sent: 0,
             });
         }
+        let host_ports = nodes[..t.n_hosts].iter().map(|n| n.ports[0]).collect();
         Ok(Network {
             n_hosts: t.n_hosts,
             nodes,
             ports,
             local,
+            host_ports,
             switches,
             routes,
             nq,
@@ -359,7 +363,7 @@ impl Network {
     /// The NIC port of host `h`.
     #[inline]
     pub fn host_port(&self, h: u32) -> PortId {
-        self.nodes[h as usize].ports[0]
+        self.host_ports[h as usize]
     }
 
     #[inline]

@@ -270,7 +270,7 @@ pub fn pfabric_rank(pkt: &Packet) -> u64 {
     if pkt.is_data() { pkt.aux } else { 0 }
 }
 
-/// Counters of one port.
+/// Counters of one port, those every transmission touches first.
 #[derive(Clone, Debug, Default)]
 pub struct PortStats {
     /// Packets / wire bytes that started transmission on this port.
@@ -278,30 +278,55 @@ pub struct PortStats {
     pub tx_bytes: u64,
     /// Serialization time of the packets that started transmission (ps).
     pub busy_ps: u64,
+    /// Largest total queue occupancy seen, in bytes.
+    pub max_qbytes: u64,
+    /// Packets marked CE at this port.
+    pub ecn_marks: u64,
     /// Packets / wire bytes dropped on admission to this port's queues.
     pub drops: u64,
     pub drop_bytes: u64,
-    /// Packets marked CE at this port.
-    pub ecn_marks: u64,
     /// PFC pause (XOFF) frames received by this port (it was told to stop) and the total time
     /// some priority of it was paused.
     pub pause_rx: u64,
     pub paused_time: SimTime,
-    /// Largest total queue occupancy seen, in bytes.
-    pub max_qbytes: u64,
 }
 
-/// An egress port and the link it drives. Fields are laid out hottest first (`repr(C)`):
-/// what every transmission and arrival touches shares the first cache lines.
+/// One priority queue of a port: its packets (a FIFO; it dereferences to the `VecDeque`)
+/// and their bytes, side by side.
+#[derive(Debug, Default)]
+pub struct Queue {
+    pkts: VecDeque<Packet>,
+    /// Wire bytes of the packets queued.
+    pub bytes: u64,
+}
+
+impl std::ops::Deref for Queue {
+    type Target = VecDeque<Packet>;
+    #[inline(always)]
+    fn deref(&self) -> &VecDeque<Packet> {
+        &self.pkts
+    }
+}
+
+impl std::ops::DerefMut for Queue {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut VecDeque<Packet> {
+        &mut self.pkts
+    }
+}
+
+/// An egress port and the link it drives. The fields are laid out hottest first (`repr(C)`,
+/// cache-line aligned) so that a packet's pass through a port with one queue touches four
+/// cache lines: (0) the serializer, occupancy, peer and flags; (1) the wire's and the ECN
+/// policy's headers; (2) the transmission counters; (3) the first queue. Further queues follow
+/// in order; what only failures, PFC or other schedulers use comes last.
 #[derive(Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Port {
     /// The serializer is busy until this time.
     pub busy_until: SimTime,
     pub delay: SimTime,
     ps_per_byte: u64,
-    /// Serialization times are floored to whole nanoseconds (a validation quirk).
-    floor_ns: bool,
     pub total_bytes: u64,
     pub wire_bytes: u64,
     pub node: NodeId,
@@ -313,22 +338,23 @@ pub struct Port {
     /// A `TxDone` event is pending for this port.
     pub txdone_pending: bool,
     nq: u8,
+    /// Serialization times are floored to whole nanoseconds (a validation quirk).
+    floor_ns: bool,
+    /// The link is down (`[[failures]]`): nothing is sent, arrivals for it are dropped.
+    pub down: bool,
     /// Packets serialized onto the link and not yet arrived, with their arrival times.
     pub wire: VecDeque<(SimTime, Packet)>,
-    pub stats: PortStats,
-    pub qbytes: [u64; MAX_QUEUES],
-    /// Queues `0..nq` are in use.
-    pub queues: [VecDeque<Packet>; MAX_QUEUES],
-    pub sched: Scheduler,
     pub ecn: EcnConfig,
+    pub stats: PortStats,
+    /// Queues `0..nq` are in use.
+    pub queues: [Queue; MAX_QUEUES],
+    pub sched: Scheduler,
     pub rate: BitRate,
+    /// Probability that a packet sent on this port is lost on the wire.
+    pub loss: f64,
     paused_since: [SimTime; MAX_QUEUES],
     /// Closed pause intervals per priority (ps), for delay attribution.
     paused_total: [u64; MAX_QUEUES],
-    /// The link is down (`[[failures]]`): nothing is sent, arrivals for it are dropped.
-    pub down: bool,
-    /// Probability that a packet sent on this port is lost on the wire.
-    pub loss: f64,
 }
 
 impl Port {
@@ -357,7 +383,6 @@ impl Port {
             nq: nq as u8,
             wire: VecDeque::new(),
             stats: PortStats::default(),
-            qbytes: [0; MAX_QUEUES],
             queues: Default::default(),
             sched: Scheduler::new(sched),
             ecn,
@@ -424,7 +449,7 @@ impl Port {
     #[inline]
     pub fn pop_queue(&mut self, q: usize) -> Option<Packet> {
         let pkt = self.queues[q].pop_front()?;
-        self.qbytes[q] -= pkt.size as u64;
+        self.queues[q].bytes -= pkt.size as u64;
         self.total_bytes -= pkt.size as u64;
         Some(pkt)
     }
@@ -432,7 +457,7 @@ impl Port {
     /// Appends `pkt` to queue `q` (no admission control here).
     #[inline]
     pub fn enqueue(&mut self, q: usize, pkt: Packet) {
-        self.qbytes[q] += pkt.size as u64;
+        self.queues[q].bytes += pkt.size as u64;
         self.total_bytes += pkt.size as u64;
         if self.total_bytes > self.stats.max_qbytes {
             self.stats.max_qbytes = self.total_bytes;
@@ -464,7 +489,7 @@ impl Port {
             _ => self.queues[q].pop_front(),
         }
         .expect("selected queue is non-empty");
-        self.qbytes[q] -= pkt.size as u64;
+        self.queues[q].bytes -= pkt.size as u64;
         self.total_bytes -= pkt.size as u64;
         Some((q, pkt))
     }
@@ -505,7 +530,7 @@ impl Port {
     /// Removes the packet at position `i` of queue `q` (pFabric's priority dropping).
     pub fn remove_at(&mut self, q: usize, i: usize) -> Packet {
         let pkt = self.queues[q].remove(i).expect("index within the queue");
-        self.qbytes[q] -= pkt.size as u64;
+        self.queues[q].bytes -= pkt.size as u64;
         self.total_bytes -= pkt.size as u64;
         pkt
     }
@@ -637,6 +662,38 @@ mod tests {
     use super::*;
     use crate::ids::FlowId;
     use crate::net::packet::PktKind;
+
+    #[test]
+    fn a_packets_pass_touches_the_first_four_cache_lines() {
+        use std::mem::offset_of;
+        assert_eq!(std::mem::align_of::<Port>(), 64);
+        let line = |off: usize| off / 64;
+        // Line 0: serializer, occupancy, peer, flags.
+        for off in [
+            offset_of!(Port, busy_until),
+            offset_of!(Port, delay),
+            offset_of!(Port, total_bytes),
+            offset_of!(Port, wire_bytes),
+            offset_of!(Port, peer_node),
+            offset_of!(Port, paused),
+            offset_of!(Port, txdone_pending),
+            offset_of!(Port, down),
+        ] {
+            assert_eq!(line(off), 0, "offset {off}");
+        }
+        // Line 1: the wire's and the ECN policy's headers, whole.
+        assert_eq!(line(offset_of!(Port, wire)), 1);
+        assert_eq!(line(offset_of!(Port, ecn) + size_of::<EcnConfig>() - 1), 1);
+        // Line 2: the transmission counters; line 3: the first queue, with its bytes.
+        assert_eq!(line(offset_of!(Port, stats)), 2);
+        assert_eq!(
+            line(offset_of!(Port, stats) + offset_of!(PortStats, ecn_marks)),
+            2
+        );
+        let q0 = offset_of!(Port, queues);
+        assert_eq!(line(q0), 3);
+        assert_eq!(line(q0 + size_of::<Queue>() - 1), 3);
+    }
 
     fn pkt(size: u32, prio: u8) -> Packet {
         Packet {
@@ -817,6 +874,6 @@ mod tests {
         assert_eq!(p.pfabric_victim(0, 30), Some(2));
         assert_eq!(p.pfabric_victim(0, 70), None);
         assert_eq!(p.remove_at(0, 2).seq, 2);
-        assert_eq!((p.qbytes[0], p.total_bytes), (300, 300));
+        assert_eq!((p.queues[0].bytes, p.total_bytes), (300, 300));
     }
 }

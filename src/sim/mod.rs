@@ -686,7 +686,7 @@ impl Sim {
             let node = port.node.0;
             for q in 0..port.nq() {
                 let v = (
-                    crate::units::Bytes(port.qbytes[q]),
+                    crate::units::Bytes(port.queues[q].bytes),
                     port.paused & (1 << q) != 0,
                 );
                 sp.queue(t, i, q, p, node, v);
@@ -1017,7 +1017,7 @@ impl Sim {
                 pkt.prio,
             );
         }
-        let mark = (port.ecn.at() == Some(MarkAt::Dequeue)).then(|| port.qbytes[q]);
+        let mark = (port.ecn.at() == Some(MarkAt::Dequeue)).then(|| port.queues[q].bytes);
         self.egress(sw, p, &mut pkt, mark);
         Some(pkt)
     }
@@ -1205,7 +1205,7 @@ impl Sim {
             return;
         }
         if port.ecn.at() == Some(MarkAt::Enqueue) {
-            let qb = port.qbytes[prio as usize];
+            let qb = port.queues[prio as usize].bytes;
             port.maybe_mark(&mut pkt, qb, &mut self.net.switches[sw].rng);
         }
         if let Some(a) = &mut self.attrib {

@@ -380,13 +380,15 @@ fn figures_cannot_overwrite_dcsim_files() {
 
 #[test]
 fn a_config_bigger_than_the_machine_stops_before_allocating() {
-    // k = 64: 65 536 hosts; the routing tables alone need tens of GiB.
-    let c = cfg(
-        "[topology]\nkind = \"fat_tree\"\nk = 64\n[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 60000, size = \"10KB\" }]\n",
-    );
+    // k = 64: 65 536 hosts. Its routing tables are kept per (switch, ToR), tens of MiB, not
+    // the tens of GiB a table per (switch, host) would take; 1000 bursts of a 60 000-host
+    // incast are 60 M flows of flow state, far beyond 24 GiB.
+    let big = "[topology]\nkind = \"fat_tree\"\nk = 64\n[workload]\nkind = \"incast\"\nfan_in = 60000\nsize = \"10KB\"\nbursts = 1000\n";
+    let c = cfg(big);
     let base = std::path::Path::new(".");
     let e = dcsim::budget::estimate(&c, base);
-    assert!(e.routes > 30 << 30, "{e}");
+    assert!(e.routes < 200 << 20, "{e}");
+    assert!(e.flows > 50 << 30, "{e}");
     let msg = dcsim::budget::check(&c, base, 1, 24 << 30).unwrap_err();
     assert!(
         msg.contains("GiB") && msg.contains("24.0 GiB available"),
@@ -395,11 +397,7 @@ fn a_config_bigger_than_the_machine_stops_before_allocating() {
     // The same check through the command line, when this machine is smaller than the need.
     if dcsim::budget::available().is_some_and(|a| a < e.total()) {
         let tmp = tempfile::tempdir().unwrap();
-        write(
-            tmp.path(),
-            "big.toml",
-            "[topology]\nkind = \"fat_tree\"\nk = 64\n[workload]\nkind = \"flows\"\nflows = [{ src = 0, dst = 60000, size = \"10KB\" }]\n",
-        );
+        write(tmp.path(), "big.toml", big);
         for cmd in ["validate", "run"] {
             let t0 = std::time::Instant::now();
             let o = dcsim(&[cmd, "big.toml"], tmp.path());
