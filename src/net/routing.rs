@@ -36,7 +36,7 @@ const NONE: u32 = u32::MAX;
 struct HostRoute {
     /// Node index of the host's switch (`NONE`: the host's link is down or not to a switch).
     tor: u32,
-    /// Column of the host's switch in the table (`NONE`: unreachable).
+    /// Column of the host's switch in the table (the empty last column: unreachable).
     col: u32,
     /// The switch's port to the host (`NONE`: that direction of the link is down).
     port: PortId,
@@ -57,7 +57,7 @@ impl Default for Cells {
 }
 
 impl Cells {
-    #[inline]
+    #[inline(always)]
     fn get(&self, i: usize) -> usize {
         match self {
             Cells::Narrow(v) => v[i] as usize,
@@ -84,7 +84,8 @@ impl Cells {
 #[derive(Clone, Debug, Default)]
 pub struct Routes {
     first_switch: usize,
-    /// Number of distinct host switches (table columns).
+    /// Number of distinct host switches; the table has one more column, always empty, for
+    /// the hosts no switch reaches.
     n_cols: usize,
     hosts: Vec<HostRoute>,
     /// The candidate list per (switch, destination ToR column); list 0 is the empty one.
@@ -138,7 +139,11 @@ impl Routes {
             });
         }
         let n_cols = tors.len();
-        let mut cells = vec![0u32; n_sw * n_cols];
+        let stride = n_cols + 1;
+        for h in hosts.iter_mut().filter(|h| h.col == NONE) {
+            h.col = n_cols as u32;
+        }
+        let mut cells = vec![0u32; n_sw * stride];
         let mut lists = vec![(0u32, 0u32)];
         let mut ports = Vec::new();
         // Which host switches each host switch reaches (for the connectivity check).
@@ -170,7 +175,7 @@ impl Routes {
                 if col_of[s] != NONE && dist[s] != u32::MAX {
                     reach[col_of[s] as usize * n_cols + c] = true;
                 }
-                let i = (s - g.n_hosts) * n_cols + c;
+                let i = (s - g.n_hosts) * stride + c;
                 if s == t || dist[s] == u32::MAX {
                     continue;
                 }
@@ -254,7 +259,7 @@ impl Routes {
     }
 
     /// Candidate egress ports at switch `node` towards host `dst`.
-    #[inline]
+    #[inline(always)]
     pub fn next_hops(&self, node: NodeId, dst: u32) -> &[PortId] {
         let h = &self.hosts[dst as usize];
         if node.0 == h.tor {
@@ -264,10 +269,7 @@ impl Routes {
                 std::slice::from_ref(&h.port)
             };
         }
-        if h.col == NONE {
-            return &[];
-        }
-        let i = (node.idx() - self.first_switch) * self.n_cols + h.col as usize;
+        let i = (node.idx() - self.first_switch) * (self.n_cols + 1) + h.col as usize;
         let (s, n) = self.lists[self.cells.get(i)];
         &self.ports[s as usize..(s + n) as usize]
     }
@@ -463,8 +465,9 @@ mod tests {
     fn the_table_grows_with_switches_times_tors() {
         let (h, n, links) = fat_tree(8);
         let r = Routes::build(&graph(h, n, &links, &[]).view()).unwrap();
-        // 80 switches x 32 edge switches, 2 bytes each, plus a few hundred distinct lists.
-        assert_eq!(r.cells.len(), 80 * 32);
+        // 80 switches x (32 edge switches + the empty column), 2 bytes each, plus a few
+        // hundred distinct lists.
+        assert_eq!(r.cells.len(), 80 * 33);
         assert!(matches!(r.cells, Cells::Narrow(_)));
         assert!(r.heap_bytes() < 12_000, "{}", r.heap_bytes());
     }

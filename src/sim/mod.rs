@@ -32,7 +32,7 @@ pub use crate::transport::TransportSpec;
 use crate::engine::{EventQueue, Fired};
 use crate::ids::{FlowId, NodeId, PortId};
 use crate::net::packet::Packet;
-use crate::net::port::{MarkAt, Scheduler, pfabric_rank};
+use crate::net::port::{InFlight, MarkAt, Scheduler, pfabric_rank};
 use crate::net::{BuildOpts, Network};
 use crate::transport::tcp::RankKind;
 use crate::transport::{Flow, Host, Transport};
@@ -474,7 +474,7 @@ impl Sim {
     #[cold]
     #[inline(never)]
     fn stale_arrival(&self, p: PortId) -> bool {
-        !matches!(self.net.ports[p.idx()].wire.front(), Some(&(t, _)) if t == self.now)
+        !matches!(self.net.ports[p.idx()].wire.front(), Some(w) if w.at == self.now)
     }
 
     /// Whether `pkt`, arriving over port `p`'s link, is lost to the link's random loss
@@ -503,7 +503,7 @@ impl Sim {
         }
         let queued = lost.len();
         // The wire's pending Arrive event will find no packet due and do nothing.
-        while let Some((_, pkt)) = port.wire.pop_front() {
+        while let Some(InFlight { pkt, .. }) = port.wire.pop_front() {
             port.wire_bytes -= pkt.size as u64;
             lost.push(pkt);
         }
@@ -980,7 +980,10 @@ impl Sim {
         if port.wire.is_empty() {
             self.ev.push(arrive, Ev::Arrive(p));
         }
-        port.wire.push_back((arrive, *pkt));
+        port.wire.push_back(InFlight {
+            at: arrive,
+            pkt: *pkt,
+        });
         port.wire_bytes += pkt.size as u64;
         port.stats.tx_pkts += 1;
         port.stats.tx_bytes += pkt.size as u64;
@@ -1124,9 +1127,10 @@ impl Sim {
             return;
         }
         let port = &mut self.net.ports[p.idx()];
-        let (_, pkt) = port.wire.pop_front().expect("arrival with an empty wire");
+        let InFlight { pkt, .. } = port.wire.pop_front().expect("arrival with an empty wire");
         port.wire_bytes -= pkt.size as u64;
-        if let Some(&(t, _)) = port.wire.front() {
+        if let Some(w) = port.wire.front() {
+            let t = w.at;
             self.ev.push(t, Ev::Arrive(p));
         }
         let ingress = port.peer;
