@@ -504,7 +504,12 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             Some(m) => m.len(),
             None => sim.flows.len(),
         };
-        let mut a = crate::sim::attrib::Attrib::new(topo.n_hosts, sim.net.ports.len(), units);
+        let mut a = crate::sim::attrib::Attrib::new(
+            topo.n_hosts,
+            sim.net.ports.len(),
+            sim.net.nq as usize,
+            units,
+        );
         a.track_waits = sim.transport.messages().is_none();
         sim.attrib = Some(Box::new(a));
     }

@@ -117,9 +117,13 @@ struct Journey {
     prop: u64,
 }
 
-/// The record of one packet in flight.
+/// The record of one packet in flight, cache-line aligned with what every hop and queue
+/// touches first: a packet's crossing of an idle port reads and writes line 0 only (its
+/// journey), a queued one also the enqueue snapshot beside it.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 struct Trace {
+    journey: Journey,
     /// Time it entered its current queue (switch egress queue, or the receiver NIC for an
     /// acknowledgement), and the queue's paused-time counter then.
     enq: SimTime,
@@ -140,7 +144,6 @@ struct Trace {
     wait_at_tx: u64,
     /// Acknowledgement: wait in the receiver NIC.
     rcv_wait: u64,
-    journey: Journey,
     /// Acknowledgement: the journey and sender terms of the data packet that triggered it.
     fwd: Journey,
     fwd_tx: SimTime,
@@ -178,36 +181,15 @@ impl Nic {
     }
 }
 
-/// Per egress port: serialization time started at each priority, and the packet on the wire.
+/// Per egress port: the packet on the wire and the lowest priority started so far (the
+/// serialization time started per priority is kept beside, in `Attrib::started`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Egress {
-    started: [u64; 8],
     on_wire_until: SimTime,
     on_wire_prio: u8,
     /// The highest priority number (lowest priority) started so far: sums stop there, so a
     /// single-queue port costs nothing.
     top: u8,
-}
-
-impl Egress {
-    /// Serialization time started at priorities below `prio` (higher queue numbers).
-    #[inline]
-    fn lower(&self, prio: u8) -> u64 {
-        if prio >= self.top {
-            return 0;
-        }
-        self.started[prio as usize + 1..=self.top as usize]
-            .iter()
-            .sum()
-    }
-    /// Serialization time started at priorities above `prio` (lower queue numbers).
-    #[inline]
-    fn higher(&self, prio: u8) -> u64 {
-        if prio == 0 {
-            return 0;
-        }
-        self.started[..prio as usize].iter().sum()
-    }
 }
 
 /// A flow's (or message's) sender-side state.
@@ -258,6 +240,10 @@ pub struct Attrib {
     nics: Vec<Nic>,
     /// By port index (switch egress ports; others unused).
     egress: Vec<Egress>,
+    /// Serialization time started at each priority, by port index and priority (`nq` per
+    /// port): sixteen bytes per port plus eight per queue, not a fixed eight queues.
+    started: Vec<u64>,
+    nq: usize,
     /// By flow index (TCP, UDP) or message index (RDMA).
     units: Vec<Unit>,
     /// Results by unit.
@@ -268,16 +254,42 @@ pub struct Attrib {
 }
 
 impl Attrib {
-    pub fn new(n_hosts: usize, n_ports: usize, n_units: usize) -> Self {
+    /// State for `n_hosts` NICs, `n_ports` ports of `nq` priority queues, `n_units` units.
+    pub fn new(n_hosts: usize, n_ports: usize, nq: usize, n_units: usize) -> Self {
         Attrib {
             traces: vec![Trace::default()], // uid 0 means "no record"
             free: Vec::new(),
             nics: vec![Nic::default(); n_hosts],
             egress: vec![Egress::default(); n_ports],
+            started: vec![0; n_ports * nq],
+            nq,
             units: vec![Unit::default(); n_units],
             results: vec![None; n_units],
             track_waits: false,
         }
+    }
+
+    /// Serialization time port `port` started at priorities below `prio` (higher numbers).
+    #[inline]
+    fn lower(&self, port: usize, prio: u8) -> u64 {
+        let top = self.egress[port].top;
+        if prio >= top {
+            return 0;
+        }
+        let base = port * self.nq;
+        self.started[base + prio as usize + 1..=base + top as usize]
+            .iter()
+            .sum()
+    }
+
+    /// Serialization time port `port` started at priorities above `prio` (lower numbers).
+    #[inline]
+    fn higher(&self, port: usize, prio: u8) -> u64 {
+        if prio == 0 {
+            return 0;
+        }
+        let base = port * self.nq;
+        self.started[base..base + prio as usize].iter().sum()
     }
 
     /// Unit `u` stops waiting for its NIC at `now`, and waits again from `from` (None: not).
@@ -386,8 +398,9 @@ impl Attrib {
     /// Switch egress port `port` starts transmitting a packet of priority `prio` now.
     #[inline]
     pub fn switch_tx(&mut self, port: usize, prio: u8, now: SimTime, ser: SimTime) {
+        debug_assert!((prio as usize) < self.nq);
+        self.started[port * self.nq + prio as usize] += ser.0;
         let e = &mut self.egress[port];
-        e.started[prio as usize] += ser.0;
         e.on_wire_until = now + ser;
         e.on_wire_prio = prio;
         e.top = e.top.max(prio);
@@ -399,14 +412,15 @@ impl Attrib {
     #[inline]
     pub fn enqueue(&mut self, uid: u32, now: SimTime, paused_acc: u64, port: usize, prio: u8) {
         if uid != 0 {
+            let (lower, higher) = (self.lower(port, prio), self.higher(port, prio));
             let e = &self.egress[port];
             let t = &mut self.traces[uid as usize];
             t.enq = now;
             t.pfc_snap = paused_acc;
             let on_wire = e.on_wire_until.0.saturating_sub(now.0);
-            t.lower_snap = e.lower(prio);
+            t.lower_snap = lower;
             t.residual_snap = if e.on_wire_prio > prio { on_wire } else { 0 };
-            t.higher_snap = e.higher(prio);
+            t.higher_snap = higher;
             t.higher_residual_snap = if e.on_wire_prio < prio { on_wire } else { 0 };
         }
     }
@@ -418,8 +432,7 @@ impl Attrib {
     #[inline]
     pub fn dequeue(&mut self, uid: u32, now: SimTime, paused_acc: u64, port: usize, prio: u8) {
         if uid != 0 {
-            let e = &self.egress[port];
-            let (lower_now, higher_now) = (e.lower(prio), e.higher(prio));
+            let (lower_now, higher_now) = (self.lower(port, prio), self.higher(port, prio));
             let t = &mut self.traces[uid as usize];
             let wait = now.0 - t.enq.0;
             let pfc = (paused_acc - t.pfc_snap).min(wait);
@@ -584,7 +597,7 @@ mod tests {
 
     #[test]
     fn components_sum_on_a_hand_built_path() {
-        let mut a = Attrib::new(2, 4, 1);
+        let mut a = Attrib::new(2, 4, 3, 1);
         a.unit_start(0, 0, SimTime(0));
         // NIC busy with another flow's packet 0..40, then ours at 40 (ser 10): own earlier
         // packet 40..50, D at 60 (ser 10).
@@ -617,7 +630,7 @@ mod tests {
 
     #[test]
     fn switch_wait_splits_by_the_priority_served() {
-        let mut a = Attrib::new(1, 3, 1);
+        let mut a = Attrib::new(1, 3, 3, 1);
         let d = a.alloc();
         // Port 2: a priority-2 packet on the wire 70..80; ours (priority 1) arrives at 75.
         a.switch_tx(2, 2, SimTime(70), SimTime(10));
