@@ -117,13 +117,17 @@ struct Journey {
     prop: u64,
 }
 
-/// The record of one packet in flight, cache-line aligned with what every hop and queue
-/// touches first: a packet's crossing of an idle port reads and writes line 0 only (its
-/// journey), a queued one also the enqueue snapshot beside it.
+/// The record of one packet in flight, in cache lines by use: (0) the journey, summed at
+/// every hop, and the receiver-NIC wait, the only fields a reused record must clear (every
+/// other is written before it is read); (1) the queue snapshot and the first sender terms;
+/// (2) the rest of the sender terms, and an acknowledgement's copy of its data packet's;
+/// (3) an acknowledgement's copy of its data packet's journey.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
 struct Trace {
     journey: Journey,
+    /// Acknowledgement: wait in the receiver NIC.
+    rcv_wait: u64,
     /// Time it entered its current queue (switch egress queue, or the receiver NIC for an
     /// acknowledgement), and the queue's paused-time counter then.
     enq: SimTime,
@@ -142,15 +146,14 @@ struct Trace {
     own_at_tx: u64,
     /// The unit's time waiting for its NIC, up to its transmission.
     wait_at_tx: u64,
-    /// Acknowledgement: wait in the receiver NIC.
-    rcv_wait: u64,
-    /// Acknowledgement: the journey and sender terms of the data packet that triggered it.
-    fwd: Journey,
+    /// Acknowledgement: the sender terms and the journey of the data packet that triggered
+    /// it.
     fwd_tx: SimTime,
     fwd_busy: u64,
     fwd_idle_paused: u64,
     fwd_own: u64,
     fwd_wait: u64,
+    fwd: Journey,
 }
 
 /// Sender-NIC accounting of one host port.
@@ -303,7 +306,11 @@ impl Attrib {
     fn alloc(&mut self) -> u32 {
         match self.free.pop() {
             Some(u) => {
-                self.traces[u as usize] = Trace::default();
+                // What a record accumulates starts at zero; the rest is written (at the NIC,
+                // on enqueue, or from the data packet) before anything reads it.
+                let t = &mut self.traces[u as usize];
+                t.journey = Journey::default();
+                t.rcv_wait = 0;
                 u
             }
             None => {
