@@ -285,6 +285,14 @@ impl<E: Copy> EventQueue<E> {
         Some((SimTime(t), ev))
     }
 
+    /// The pending event `k` places after the next one, if the current slot holds it: a
+    /// hint for prefetching what it will touch (an event pushed meanwhile into the current
+    /// slot may still come first).
+    #[inline(always)]
+    pub fn peek_ahead(&self, k: usize) -> Option<&E> {
+        self.current.get(self.head + k).map(|x| &x.1)
+    }
+
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
@@ -351,6 +359,35 @@ impl<E: Copy> HeapQueue<E> {
 mod tests {
     use super::*;
     use crate::engine::RngStream;
+
+    #[test]
+    fn peek_ahead_shows_the_current_slots_next_events_in_pop_order() {
+        let mut q = EventQueue::new();
+        // Four events in one slot (out of order), one in a later slot.
+        for (t, e) in [
+            (30u64, 'c'),
+            (10, 'a'),
+            (20, 'b'),
+            (40, 'd'),
+            (1 << 20, 'z'),
+        ] {
+            q.push(SimTime(t), e);
+        }
+        // Slot 0 is current from the start.
+        assert_eq!(q.peek_ahead(0), Some(&'a'));
+        assert_eq!(q.pop(), Some((SimTime(10), 'a')));
+        assert_eq!(
+            (q.peek_ahead(0), q.peek_ahead(1), q.peek_ahead(2)),
+            (Some(&'b'), Some(&'c'), Some(&'d'))
+        );
+        for want in ['b', 'c', 'd'] {
+            assert_eq!(q.peek_ahead(0), Some(&want));
+            assert_eq!(q.pop().map(|x| x.1), Some(want));
+        }
+        // The later slot is not current yet: no hint, and it still pops.
+        assert_eq!(q.peek_ahead(0), None);
+        assert_eq!(q.pop(), Some((SimTime(1 << 20), 'z')));
+    }
 
     #[test]
     fn orders_by_time_then_fifo() {
