@@ -4,8 +4,8 @@
 // `madvise` mode) and allocates small objects faster than the system allocator. Measured on
 // the scaling benchmark (issue 14; medians of interleaved runs, as the development VM has no
 // hardware counters): about 10-15 % less wall time per packet-hop at k = 8 and 16, most of it
-// also had from glibc's allocator with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, for some
-// 25 MiB more resident memory. Outputs do not depend on the allocator.
+// also had from glibc's allocator with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, for 15-30 MiB
+// more resident memory; no faster on a 16-host network. Outputs do not depend on the allocator.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

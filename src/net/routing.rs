@@ -65,6 +65,7 @@ impl Cells {
         }
     }
 
+    #[cfg(test)]
     fn len(&self) -> usize {
         match self {
             Cells::Narrow(v) => v.len(),
@@ -72,6 +73,7 @@ impl Cells {
         }
     }
 
+    #[cfg(test)]
     fn cell_bytes(&self) -> usize {
         match self {
             Cells::Narrow(_) => 2,
@@ -274,8 +276,9 @@ impl Routes {
         &self.ports[s as usize..(s + n) as usize]
     }
 
-    /// Bytes the table holds (for the memory estimate's tests and notes).
-    pub fn heap_bytes(&self) -> usize {
+    /// Bytes the table holds.
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
         self.hosts.len() * std::mem::size_of::<HostRoute>()
             + self.cells.len() * self.cells.cell_bytes()
             + self.lists.len() * std::mem::size_of::<(u32, u32)>()

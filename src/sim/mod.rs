@@ -380,7 +380,7 @@ impl Sim {
         let nic_rank = transport.nic_rank();
         let telemetry = transport.telemetry().then(telemetry::Telemetry::default);
         // Prefetching pays where the ports outgrow the caches (a k = 8 fat-tree has 768); a
-        // small network would only pay its instructions (about 45 per packet-hop).
+        // small network would only pay its instructions (about 40 per packet-hop).
         let warm_ports = net.ports.len() >= PREFETCH_MIN_PORTS;
         Ok(Sim {
             now: SimTime::ZERO,
