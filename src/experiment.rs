@@ -226,8 +226,12 @@ pub struct RunResult {
     pub end_reason: EndReason,
     pub totals: RunTotals,
     pub classes: Vec<ClassSummary>,
+    /// The flow records, by workload flow id (empty when they went to `fct_spill`).
     #[serde(skip)]
     pub records: Vec<FlowRecord>,
+    /// A run with many released flows: its `fct.csv` rows, written out while it ran.
+    #[serde(skip)]
+    pub fct_spill: Option<std::sync::Arc<crate::report::FctSpill>>,
     #[serde(skip)]
     pub ports: Vec<PortRecord>,
     #[serde(skip)]
@@ -282,8 +286,16 @@ pub fn execute_with(
         Some(p) => Some(run_probe(&mut sim, cfg, p)?),
         None => None,
     };
-    let end_reason = sim.run_with(progress);
-    let mut r = collect(&sim, end_reason, plan.clone(), cfg, wall);
+    let mut rec = Recorder::new(&sim, plan, cfg);
+    if sim.retiring() {
+        rec.spill_to(cfg.output_dir.join(&cfg.name), &plan.id, SPILL_ROWS);
+    }
+    let end_reason = sim.run_draining(progress, |net, out| {
+        for r in out {
+            rec.flow(net, &r.flow, r.tcp, r.attribution);
+        }
+    });
+    let mut r = collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)?;
     r.totals.sawtooth = sawtooth;
     if let Some(w) = sim.pcap.take() {
         r.pcap = Some(PcapSummary {
@@ -423,10 +435,52 @@ fn run_probe(
 
 /// Builds the simulation of one run, ready to run.
 pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, String> {
+    // Flow state is released as flows finish, unless something reads flows by slot or the
+    // ideal FCTs need the end's routes (see `sim::Retire`).
+    let retire = cfg.failures.is_empty()
+        && cfg.routing.pin.is_none()
+        && cfg.pcap.is_none()
+        && cfg.timeseries.is_none()
+        && cfg.probe.is_none()
+        && cfg.end_when.is_none()
+        && cfg.nic.order != crate::config::NicOrder::Index;
+    build_sim_with(cfg, base, plan, retire)
+}
+
+/// [`build_sim`], choosing whether flows are released as they finish (`retire`; honoured
+/// only where [`build_sim`] would: the outputs are the same either way).
+pub fn build_sim_with(
+    cfg: &Config,
+    base: &Path,
+    plan: &RunPlan,
+    retire: bool,
+) -> Result<Sim, String> {
     let n_hosts = cfg.topology.n_hosts();
-    let specs = cfg
-        .workload
-        .generate(n_hosts, cfg.topology.host_rate(), plan.seed, base)?;
+    let retire = retire
+        && cfg.failures.is_empty()
+        && cfg.routing.pin.is_none()
+        && cfg.pcap.is_none()
+        && cfg.timeseries.is_none()
+        && cfg.probe.is_none()
+        && cfg.end_when.is_none()
+        && cfg.nic.order != crate::config::NicOrder::Index;
+    // A run that releases its flows pulls a generated workload as its flows start.
+    let stream = match retire {
+        true => cfg.workload.stream(
+            n_hosts,
+            cfg.topology.host_rate(),
+            plan.seed,
+            base,
+            cfg.stop_time,
+        )?,
+        false => None,
+    };
+    let specs = match stream {
+        Some(_) => Vec::new(),
+        None => cfg
+            .workload
+            .generate(n_hosts, cfg.topology.host_rate(), plan.seed, base)?,
+    };
     // Flows that would arrive after the stop time never happen: they are not generated.
     let specs = match cfg.stop_time {
         Some(stop) => specs
@@ -435,6 +489,11 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             .collect(),
         None => specs,
     };
+    let endpoints: Option<std::collections::HashMap<u32, (u32, u32)>> = cfg
+        .routing
+        .pin
+        .as_ref()
+        .map(|_| specs.iter().map(|f| (f.id, (f.src, f.dst))).collect());
     let topo = cfg.topology.build();
     let transport = crate::lower::transport(cfg, &plan.scheme);
     let switch = cfg.switch_for(&plan.scheme);
@@ -449,7 +508,9 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
         topo: &topo,
         build,
         transport,
-        flows: &specs,
+        flows: specs,
+        retire,
+        stream,
         data_prio: cfg.priorities.data,
         ack_prio: cfg.priorities.ack,
         stop_time: cfg.stop_time,
@@ -493,8 +554,7 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
             sim.add_failure(f.at, ports, kind, cfg.routing.convergence);
         }
     }
-    if let Some(pin) = &cfg.routing.pin {
-        let endpoints = specs.iter().map(|f| (f.id, (f.src, f.dst))).collect();
+    if let (Some(pin), Some(endpoints)) = (&cfg.routing.pin, endpoints) {
         let pins = crate::net::pin::Pins::load(&base.join(pin), &sim.net, &endpoints)
             .map_err(|m| format!("routing.pin: {m}"))?;
         sim.set_pins(pins);
@@ -556,12 +616,11 @@ pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, Strin
 }
 
 /// Per-hop rates and delays of a path of egress ports.
-fn hops_of(sim: &Sim, src: u32, dst: u32) -> Vec<Hop> {
-    sim.net
-        .first_path(src, dst)
+fn hops_of(net: &crate::net::Network, src: u32, dst: u32) -> Vec<Hop> {
+    net.first_path(src, dst)
         .iter()
         .map(|p| {
-            let port = &sim.net.ports[p.idx()];
+            let port = &net.ports[p.idx()];
             (port.rate, port.delay)
         })
         .collect()
@@ -570,8 +629,7 @@ fn hops_of(sim: &Sim, src: u32, dst: u32) -> Vec<Hop> {
 /// The parallel links at each hop of the shortest paths from `src` to `dst`: 1 for the host's
 /// link, then, stage by stage, every link some shortest path takes there (the cut the flow's
 /// packets could spread over).
-fn widths_of(sim: &Sim, src: u32, dst: u32) -> Vec<u32> {
-    let net = &sim.net;
+fn widths_of(net: &crate::net::Network, src: u32, dst: u32) -> Vec<u32> {
     let mut widths = vec![1];
     let mut layer = vec![net.ports[net.host_port(src).idx()].peer_node];
     while let Some(&n) = layer.first() {
@@ -603,6 +661,239 @@ fn attribution_of(sim: &Sim, i: usize, finished: bool) -> Option<crate::sim::att
     sim.attrib.as_ref().and_then(|a| a.results[i])
 }
 
+/// Paths of a host pair: forward hops, the widths of its stages, reverse hops.
+type PairPath = (Vec<Hop>, Vec<u32>, Vec<Hop>);
+
+/// Turns a run's flows into `fct.csv` records and the totals they add up to: as they are
+/// released during a retiring run (`sim::Retire`), and at its end for the flows still held.
+/// A record depends only on the flow's final state and the network's routes (no run with
+/// failures retires), so when it is made does not change it.
+pub struct Recorder {
+    classes: crate::metrics::SizeClasses,
+    mss: u32,
+    header: u32,
+    ack: Option<u32>,
+    ns_floor: bool,
+    spread_lb: bool,
+    /// Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
+    paths: std::collections::HashMap<(u32, u32), PairPath>,
+    /// Records with their sort key (workload id, arrival order).
+    records: Vec<(u32, u32, FlowRecord)>,
+    retransmits: u64,
+    timeouts: u64,
+    ecn_marks: u64,
+    finished: u64,
+    spurious_retx: u64,
+    /// Per traffic kind, with the arrival order of its first flow (the order they are listed).
+    reductions: Vec<(u32, ReductionStats)>,
+    /// Bytes per group, for the contention-aware ideal (runs that keep every flow).
+    group_bytes: Vec<u64>,
+    /// The summary rows, fed one record at a time.
+    summary: crate::metrics::SummaryBuilder,
+    /// Records go out to `fct.csv` chunks once `spill_at` of them are held: where, and the
+    /// first error (reported when the run is collected).
+    spill: Option<(std::path::PathBuf, String)>,
+    spilled: Option<crate::report::FctSpill>,
+    spill_at: usize,
+    error: Option<String>,
+}
+
+/// Records a retiring run holds before it writes them out as a sorted `fct.csv` chunk
+/// (about 20 MB of records; a 10 M-flow run writes 153 chunks, merged when the run is
+/// written).
+pub const SPILL_ROWS: usize = 1 << 16;
+
+impl Recorder {
+    pub fn new(sim: &Sim, plan: &RunPlan, cfg: &Config) -> Recorder {
+        let lb = plan.scheme.lb.unwrap_or(cfg.switch.load_balancer);
+        // Bytes per group, for the contention-aware ideal.
+        let mut group_bytes: Vec<u64> = Vec::new();
+        if sim.transport.messages().is_none() {
+            for f in &sim.flows {
+                if f.group != u32::MAX {
+                    let g = f.group as usize;
+                    if g >= group_bytes.len() {
+                        group_bytes.resize(g + 1, 0);
+                    }
+                    group_bytes[g] += f.size;
+                }
+            }
+        }
+        Recorder {
+            classes: cfg.size_classes(),
+            mss: sim.spec.mss(),
+            header: sim.spec.header(),
+            ack: sim.spec.ack_bytes(),
+            ns_floor: cfg.quirks.ns_floor,
+            // A flow whose packets may take several paths (per-packet load balancers; GPMP's
+            // sliced long messages; MP-RDMA) gets the multipath ideal, the lower bound for it;
+            // any other flow the single-path ideal, which it attains exactly on an idle path.
+            spread_lb: lb != crate::net::lb::LbKind::Ecmp,
+            paths: std::collections::HashMap::new(),
+            records: Vec::new(),
+            retransmits: 0,
+            timeouts: 0,
+            ecn_marks: 0,
+            finished: 0,
+            spurious_retx: 0,
+            reductions: Vec::new(),
+            group_bytes,
+            summary: crate::metrics::SummaryBuilder::new(cfg.size_classes()),
+            spill: None,
+            spilled: None,
+            spill_at: usize::MAX,
+            error: None,
+        }
+    }
+
+    /// Writes records out in sorted chunks of `rows` to a hidden directory of `dir` (named
+    /// after run `run`) instead of holding them all, for runs whose flows are released.
+    pub fn spill_to(&mut self, dir: std::path::PathBuf, run: &str, rows: usize) {
+        self.spill = Some((dir, run.to_string()));
+        self.spill_at = rows.max(1);
+    }
+
+    /// Writes the held records out as one chunk.
+    fn spill_chunk(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.spilled.is_none() {
+            let (dir, run) = self.spill.as_ref().expect("spilling");
+            match crate::report::FctSpill::new(dir, run) {
+                Ok(sp) => self.spilled = Some(sp),
+                Err(e) => {
+                    self.error = Some(format!("writing fct.csv rows under {}: {e}", dir.display()));
+                    return;
+                }
+            }
+        }
+        let rows = std::mem::take(&mut self.records);
+        if let Err(e) = self.spilled.as_mut().expect("spill").chunk(rows) {
+            self.error = Some(format!("writing fct.csv rows: {e}"));
+        }
+    }
+
+    /// The ideal FCT of `size` bytes from `src` to `dst` on an idle network.
+    fn ideal(
+        &mut self,
+        net: &crate::net::Network,
+        src: u32,
+        dst: u32,
+        size: u64,
+        spread: bool,
+    ) -> SimTime {
+        let (fwd, widths, rev) = self.paths.entry((src, dst)).or_insert_with(|| {
+            (
+                hops_of(net, src, dst),
+                widths_of(net, src, dst),
+                hops_of(net, dst, src),
+            )
+        });
+        let w: &[u32] = if spread { widths } else { &[] };
+        crate::metrics::ideal_fct_with(
+            size,
+            self.mss,
+            self.header,
+            fwd,
+            w,
+            rev,
+            self.ack,
+            self.ns_floor,
+        )
+    }
+
+    /// Records TCP-family or UDP flow `f` in its final state (`tcp`: its TCP counters;
+    /// `attribution`: its delay attribution, if it finished).
+    pub fn flow(
+        &mut self,
+        net: &crate::net::Network,
+        f: &crate::transport::Flow,
+        tcp: Option<crate::transport::tcp::TcpStats>,
+        attribution: Option<crate::sim::attrib::Attribution>,
+    ) {
+        let spread = self.spread_lb;
+        let ideal = self.ideal(net, f.src, f.dst, f.size, spread);
+        let group = (f.group != u32::MAX)
+            .then(|| self.group_bytes[f.group as usize])
+            .filter(|&b| b > f.size);
+        let ideal_group = match group {
+            Some(b) => self.ideal(net, f.src, f.dst, b, spread),
+            None => ideal,
+        };
+        let fct = f.finish.map(|t| t - f.start);
+        if let Some(snd) = &tcp {
+            self.spurious_retx += snd.duplicates;
+            let tag = f.tag.name();
+            let i = match self.reductions.iter().position(|(_, r)| r.tag == tag) {
+                Some(i) => i,
+                None => {
+                    self.reductions.push((
+                        f.order,
+                        ReductionStats {
+                            tag,
+                            window_bins: crate::transport::tcp::REDUCTION_BINS.to_vec(),
+                            by_window: vec![0; crate::transport::tcp::REDUCTION_BINS.len()],
+                            ..Default::default()
+                        },
+                    ));
+                    self.reductions.len() - 1
+                }
+            };
+            let (first, r) = &mut self.reductions[i];
+            *first = (*first).min(f.order);
+            r.flows += 1;
+            r.reductions += snd.ecn_reductions;
+            for (a, b) in r.by_window.iter_mut().zip(snd.reductions_by_window) {
+                *a += b as u64;
+            }
+            r.same_window_half_vs_two += snd.reductions_same_window as u64;
+        }
+        let (retx, to) = match &tcp {
+            Some(c) => (c.retransmits, c.timeouts),
+            None => (0, 0),
+        };
+        self.retransmits += retx;
+        self.timeouts += to;
+        self.ecn_marks += f.stats.ce_rcvd;
+        if fct.is_some() {
+            self.finished += 1;
+        }
+        let rec = FlowRecord {
+            flow_id: f.ext_id,
+            src: f.src,
+            dst: f.dst,
+            size_bytes: f.size,
+            start_ps: f.start.0,
+            finish_ps: f.finish.map(|t| t.0),
+            rcv_finish_ps: f.rcv_finish.map(|t| t.0),
+            fct_ps: fct.map(|t| t.0),
+            ideal_fct_ps: ideal.0,
+            slowdown: fct.map(|t| t.0 as f64 / ideal.0 as f64),
+            size_class: self.classes.name(self.classes.class_of(f.size)),
+            retransmits: retx,
+            timeouts: to,
+            ecn_marks: f.stats.ce_rcvd,
+            drops: f.stats.drops,
+            deadline_ps: f.deadline.map(|t| t.0),
+            // Unstarted dependent flows have no absolute deadline yet: they missed it.
+            deadline_met: f
+                .rel_deadline
+                .map(|_| matches!((f.rcv_finish, f.deadline), (Some(r), Some(d)) if r <= d)),
+            tag: f.tag.name(),
+            deadline_class: f.deadline_class.map(|d| d.to_string()),
+            ideal_group_fct_ps: ideal_group.0,
+            slowdown_group: fct.map(|t| t.0 as f64 / ideal_group.0 as f64),
+            attribution: attribution.filter(|_| fct.is_some()),
+        };
+        self.summary.add(&rec, f.deadline_class);
+        self.records.push((f.ext_id, f.order, rec));
+        if self.records.len() >= self.spill_at {
+            self.spill_chunk();
+        }
+    }
+}
+
 /// Gathers the results of a finished (or stopped) simulation.
 pub fn collect(
     sim: &Sim,
@@ -611,16 +902,23 @@ pub fn collect(
     cfg: &Config,
     wall: Instant,
 ) -> RunResult {
+    let rec = Recorder::new(sim, &plan, cfg);
+    collect_with(sim, rec, end_reason, plan, cfg, wall)
+        .expect("a recorder that holds its records writes nothing that could fail")
+}
+
+/// Gathers the results of a finished (or stopped) simulation whose released flows `rec`
+/// recorded.
+pub fn collect_with(
+    sim: &Sim,
+    mut rec: Recorder,
+    end_reason: EndReason,
+    plan: RunPlan,
+    cfg: &Config,
+    wall: Instant,
+) -> Result<RunResult, String> {
     let classes = &cfg.size_classes();
-    let mss = sim.spec.mss();
-    let header = sim.spec.header();
-    let ack = sim.spec.ack_bytes();
-    let ns_floor = cfg.quirks.ns_floor;
     let msgs = sim.transport.messages();
-    // Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
-    type Path = (Vec<Hop>, Vec<u32>, Vec<Hop>);
-    let mut path_cache: std::collections::HashMap<(u32, u32), Path> =
-        std::collections::HashMap::new();
     let mut records = Vec::with_capacity(sim.total);
     let mut totals = RunTotals {
         flows: match (msgs, cfg.end_when) {
@@ -629,23 +927,7 @@ pub fn collect(
         },
         ..Default::default()
     };
-    // A flow whose packets may take several paths (per-packet load balancers; GPMP's sliced
-    // long messages; MP-RDMA) gets the multipath ideal, the lower bound for it; any other flow
-    // the single-path ideal, which it attains exactly on an idle path.
-    let lb = plan.scheme.lb.unwrap_or(cfg.switch.load_balancer);
-    let spread_lb = lb != crate::net::lb::LbKind::Ecmp;
     let rdma_host = plan.scheme.rdma_host;
-    let mut ideal_of = |src: u32, dst: u32, size: u64, spread: bool| {
-        let (fwd, widths, rev) = path_cache.entry((src, dst)).or_insert_with(|| {
-            (
-                hops_of(sim, src, dst),
-                widths_of(sim, src, dst),
-                hops_of(sim, dst, src),
-            )
-        });
-        let w: &[u32] = if spread { widths } else { &[] };
-        crate::metrics::ideal_fct_with(size, mss, header, fwd, w, rev, ack, ns_floor)
-    };
     if let Some(msgs) = msgs {
         if let Some(q) = sim.transport.qp_totals() {
             totals.timeouts += q.timeouts;
@@ -655,10 +937,10 @@ pub fn collect(
         }
         totals.queue_pairs = sim.flows.len() as u64;
         for (i, m) in msgs.iter().enumerate() {
-            let spread = spread_lb
+            let spread = rec.spread_lb
                 || rdma_host == Some(crate::config::RdmaHostKind::MpRdma)
                 || (rdma_host == Some(crate::config::RdmaHostKind::Gpmp) && !m.short);
-            let ideal = ideal_of(m.src, m.dst, m.size, spread);
+            let ideal = rec.ideal(&sim.net, m.src, m.dst, m.size, spread);
             let fct = m.finish.map(|t| t - m.start);
             totals.retransmits += m.retx;
             totals.ecn_marks += m.ce;
@@ -691,135 +973,59 @@ pub fn collect(
                 slowdown_group: fct.map(|t| t.0 as f64 / ideal.0 as f64),
                 attribution: attribution_of(sim, i, fct.is_some()),
             });
+            rec.summary.add(records.last().expect("pushed"), None);
         }
-    }
-    // Bytes per group, for the contention-aware ideal.
-    let mut group_bytes: Vec<u64> = Vec::new();
-    if msgs.is_none() {
-        for f in &sim.flows {
-            if f.group != u32::MAX {
-                let g = f.group as usize;
-                if g >= group_bytes.len() {
-                    group_bytes.resize(g + 1, 0);
-                }
-                group_bytes[g] += f.size;
+    } else {
+        // Released flows the driver did not take yet, then the flows still held.
+        for r in sim.retired_pending() {
+            rec.flow(&sim.net, &r.flow, r.tcp, r.attribution);
+        }
+        // With `end_when`, flows that never started did not happen.
+        let counted = |f: &crate::transport::Flow| f.started || cfg.end_when.is_none();
+        if sim.retiring() {
+            for f in sim.held_flows().iter().filter(|f| counted(f)) {
+                let tcp = (f.id.0 != u32::MAX)
+                    .then(|| sim.transport.tcp(f.id))
+                    .flatten();
+                let attribution = (f.id.0 != u32::MAX)
+                    .then(|| attribution_of(sim, f.id.idx(), f.finish.is_some()))
+                    .flatten();
+                rec.flow(&sim.net, f, tcp, attribution);
             }
-        }
-    }
-    // With `end_when`, flows that never started did not happen.
-    let counted =
-        |f: &&crate::transport::Flow| msgs.is_none() && (f.started || cfg.end_when.is_none());
-    for (i, f) in sim.flows.iter().enumerate().filter(|(_, f)| counted(f)) {
-        let ideal = ideal_of(f.src, f.dst, f.size, spread_lb);
-        let ideal_group = if f.group != u32::MAX && group_bytes[f.group as usize] > f.size {
-            ideal_of(f.src, f.dst, group_bytes[f.group as usize], spread_lb)
         } else {
-            ideal
-        };
-        let fct = f.finish.map(|t| t - f.start);
-        if let Some(snd) = sim.transport.tcp(f.id) {
-            totals.spurious_retx += snd.duplicates;
-            let tag = f.tag.name();
-            let i = match totals.reductions.iter().position(|r| r.tag == tag) {
-                Some(i) => i,
-                None => {
-                    totals.reductions.push(ReductionStats {
-                        tag,
-                        window_bins: crate::transport::tcp::REDUCTION_BINS.to_vec(),
-                        by_window: vec![0; crate::transport::tcp::REDUCTION_BINS.len()],
-                        ..Default::default()
-                    });
-                    totals.reductions.len() - 1
-                }
-            };
-            let r = &mut totals.reductions[i];
-            r.flows += 1;
-            r.reductions += snd.ecn_reductions;
-            for (a, b) in r.by_window.iter_mut().zip(snd.reductions_by_window) {
-                *a += b as u64;
+            for f in sim.flows.iter().filter(|f| counted(f)) {
+                let tcp = sim.transport.tcp(f.id);
+                let attribution = attribution_of(sim, f.id.idx(), f.finish.is_some());
+                rec.flow(&sim.net, f, tcp, attribution);
             }
-            r.same_window_half_vs_two += snd.reductions_same_window as u64;
         }
-        let (retx, to) = match sim.transport.tcp(f.id) {
-            Some(c) => (c.retransmits, c.timeouts),
-            None => (0, 0),
-        };
-        totals.retransmits += retx;
-        totals.timeouts += to;
-        totals.ecn_marks += f.stats.ce_rcvd;
-        if fct.is_some() {
-            totals.finished += 1;
+        if rec.spilled.is_some() && !rec.records.is_empty() {
+            rec.spill_chunk();
         }
-        records.push(FlowRecord {
-            flow_id: f.ext_id,
-            src: f.src,
-            dst: f.dst,
-            size_bytes: f.size,
-            start_ps: f.start.0,
-            finish_ps: f.finish.map(|t| t.0),
-            rcv_finish_ps: f.rcv_finish.map(|t| t.0),
-            fct_ps: fct.map(|t| t.0),
-            ideal_fct_ps: ideal.0,
-            slowdown: fct.map(|t| t.0 as f64 / ideal.0 as f64),
-            size_class: classes.name(classes.class_of(f.size)),
-            retransmits: retx,
-            timeouts: to,
-            ecn_marks: f.stats.ce_rcvd,
-            drops: f.stats.drops,
-            deadline_ps: f.deadline.map(|t| t.0),
-            // Unstarted dependent flows have no absolute deadline yet: they missed it.
-            deadline_met: f
-                .rel_deadline
-                .map(|_| matches!((f.rcv_finish, f.deadline), (Some(r), Some(d)) if r <= d)),
-            tag: f.tag.name(),
-            deadline_class: f.deadline_class.map(|d| d.to_string()),
-            ideal_group_fct_ps: ideal_group.0,
-            slowdown_group: fct.map(|t| t.0 as f64 / ideal_group.0 as f64),
-            attribution: attribution_of(sim, i, fct.is_some()),
-        });
+        if let Some(e) = rec.error.take() {
+            return Err(e);
+        }
+        // In the order the flows arrived (as a run that keeps every flow iterates them).
+        rec.records.sort_by_key(|&(_, order, _)| order);
+        records.extend(rec.records.drain(..).map(|(_, _, r)| r));
+        totals.retransmits += rec.retransmits;
+        totals.timeouts += rec.timeouts;
+        totals.ecn_marks += rec.ecn_marks;
+        totals.finished += rec.finished;
+        totals.spurious_retx += rec.spurious_retx;
+        rec.reductions.sort_by_key(|&(first, _)| first);
+        totals.reductions = rec.reductions.drain(..).map(|(_, r)| r).collect();
     }
     records.sort_by_key(|r| r.flow_id);
-    let mut summaries = vec![ClassSummary::of("all".into(), records.iter())];
-    for c in 0..classes.count() {
-        let name = classes.name(c);
-        summaries.push(ClassSummary::of(
-            name.clone(),
-            records.iter().filter(|r| r.size_class == name),
-        ));
-    }
-    for (name, b) in classes.cumulative() {
-        summaries.push(ClassSummary::of(
-            name,
-            records.iter().filter(|r| r.size_bytes < b),
-        ));
-    }
-    // Per traffic kind, when the workload labels its flows.
-    for tag in [
-        crate::workload::FlowTag::Query,
-        crate::workload::FlowTag::Workflow,
-        crate::workload::FlowTag::Request,
-        crate::workload::FlowTag::Background,
-    ] {
-        if records.iter().any(|r| r.tag == tag.name()) {
-            summaries.push(ClassSummary::of(
-                format!("tag:{}", tag.name()),
-                records.iter().filter(|r| r.tag == tag.name()),
-            ));
+    if !sim.retiring() {
+        // Every flow's deadline class has a row, counted or not.
+        for d in sim.flows.iter().filter_map(|f| f.deadline_class) {
+            rec.summary.deadline_class(d);
         }
     }
-    // Per deadline class, in increasing order of the mean.
-    let mut dl_classes: Vec<SimTime> = sim.flows.iter().filter_map(|f| f.deadline_class).collect();
-    dl_classes.sort();
-    dl_classes.dedup();
-    for d in dl_classes {
-        let name = d.to_string();
-        summaries.push(ClassSummary::of(
-            format!("deadline:{name}"),
-            records
-                .iter()
-                .filter(|r| r.deadline_class.as_deref() == Some(name.as_str())),
-        ));
-    }
+    // `all`, each size class, each cumulative class, each traffic kind the workload labels,
+    // each deadline class in increasing order of the mean.
+    let summaries = rec.summary.finish();
     let dur = sim.now.0.max(1) as f64;
     let mut ports = Vec::with_capacity(sim.net.ports.len());
     let (mut hu, mut hn, mut fu, mut fnn) = (0.0, 0usize, 0.0, 0usize);
@@ -885,12 +1091,13 @@ pub fn collect(
     totals.sim_end_ps = sim.now.0;
     totals.events = sim.events();
     totals.packet_hops = sim.packet_hops;
-    RunResult {
+    Ok(RunResult {
         plan,
         end_reason,
         totals,
         classes: summaries,
         records,
+        fct_spill: rec.spilled.take().map(std::sync::Arc::new),
         ports,
         switches,
         conservation: sim.conservation(),
@@ -899,5 +1106,5 @@ pub fn collect(
         pcap_bytes: None,
         timeseries: None,
         timeseries_csv: None,
-    }
+    })
 }

@@ -191,6 +191,116 @@ pub fn fct_csv(r: &RunResult) -> String {
     t.finish()
 }
 
+/// One `fct.csv` row (with its line break) for flow record `f`.
+fn fct_row(cols: &[crate::columns::Column<Fct>], f: &FlowRecord) -> Vec<u8> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    w.write_record(cols.iter().map(|c| fct_cell(c.id, f)))
+        .expect("writing CSV into memory cannot fail");
+    w.into_inner().expect("writing CSV into memory cannot fail")
+}
+
+/// The `fct.csv` rows of a run with many flows, written out while it runs (its flows are
+/// released as they finish, `sim::Retire`): in chunks of rows sorted by (workload flow id,
+/// arrival order), in a hidden directory beside the experiment's runs, merged into `fct.csv`
+/// in that order when the run is written: the file a run that keeps its records writes,
+/// byte for byte. The directory is removed when the spill is dropped.
+#[derive(Debug)]
+pub struct FctSpill {
+    dir: PathBuf,
+    chunks: Vec<PathBuf>,
+}
+
+impl FctSpill {
+    /// A spill for run `run` in a new hidden directory under `parent`.
+    pub fn new(parent: &Path, run: &str) -> std::io::Result<FctSpill> {
+        fs::create_dir_all(parent)?;
+        let dir = temp_name(parent, &format!("{run}.fct-rows"));
+        fs::create_dir_all(&dir)?;
+        Ok(FctSpill {
+            dir,
+            chunks: Vec::new(),
+        })
+    }
+
+    /// Writes `rows` (record, with its workload id and arrival order) as one sorted chunk.
+    pub fn chunk(&mut self, mut rows: Vec<(u32, u32, FlowRecord)>) -> std::io::Result<()> {
+        use std::io::Write;
+        rows.sort_by_key(|&(id, order, _)| (id, order));
+        let path = self.dir.join(format!("{}.rows", self.chunks.len()));
+        let mut w = std::io::BufWriter::new(fs::File::create(&path)?);
+        let cols = crate::columns::fct();
+        for (id, order, rec) in &rows {
+            write!(w, "{id} {order} ")?;
+            w.write_all(&fct_row(&cols, rec))?;
+        }
+        w.flush()?;
+        self.chunks.push(path);
+        Ok(())
+    }
+
+    /// Rows written so far, in chunks.
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Writes `fct.csv` at `path`: the header, then every chunk's rows merged in order.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        use std::io::{BufRead, Write};
+        let bad = |c: &Path| std::io::Error::other(format!("{}: malformed row", c.display()));
+        let cols = crate::columns::fct();
+        let header = CsvTable::new(cols.iter().map(|c| c.name.as_ref())).finish();
+        let mut out = std::io::BufWriter::new(fs::File::create(path)?);
+        out.write_all(header.as_bytes())?;
+        let mut readers = Vec::with_capacity(self.chunks.len());
+        let mut heap = std::collections::BinaryHeap::new();
+        // The next line of chunk `i`, keyed: (id, order, i) and the row after the keys.
+        let next = |r: &mut std::io::BufReader<fs::File>,
+                    c: &Path|
+         -> std::io::Result<Option<(u32, u32, String)>> {
+            let mut line = String::new();
+            if r.read_line(&mut line)? == 0 {
+                return Ok(None);
+            }
+            let mut it = line.splitn(3, ' ');
+            let (Some(id), Some(order), Some(row)) = (it.next(), it.next(), it.next()) else {
+                return Err(bad(c));
+            };
+            let id = id.parse().map_err(|_| bad(c))?;
+            let order = order.parse().map_err(|_| bad(c))?;
+            Ok(Some((id, order, row.to_string())))
+        };
+        let mut rows: Vec<String> = Vec::with_capacity(self.chunks.len());
+        for (i, c) in self.chunks.iter().enumerate() {
+            let mut r = std::io::BufReader::new(fs::File::open(c)?);
+            let first = next(&mut r, c)?;
+            readers.push(r);
+            match first {
+                Some((id, order, row)) => {
+                    heap.push(std::cmp::Reverse((id, order, i)));
+                    rows.push(row);
+                }
+                None => rows.push(String::new()),
+            }
+        }
+        while let Some(std::cmp::Reverse((_, _, i))) = heap.pop() {
+            out.write_all(rows[i].as_bytes())?;
+            if let Some((id, order, row)) = next(&mut readers[i], &self.chunks[i])? {
+                heap.push(std::cmp::Reverse((id, order, i)));
+                rows[i] = row;
+            }
+        }
+        out.flush()
+    }
+}
+
+impl Drop for FctSpill {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// `summary.csv` rows (one per size class, `all` first) for these runs, with the header.
 pub fn summary_csv(runs: &[&RunResult]) -> String {
     let axes: Vec<&str> = runs
@@ -385,7 +495,10 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
     let tmp = temp_name(exp_dir, &r.plan.id);
     fs::create_dir_all(&tmp)?;
     let result = (|| {
-        fs::write(tmp.join("fct.csv"), fct_csv(r))?;
+        match &r.fct_spill {
+            Some(sp) => sp.write(&tmp.join("fct.csv"))?,
+            None => fs::write(tmp.join("fct.csv"), fct_csv(r))?,
+        }
         fs::write(tmp.join("summary.csv"), summary_csv(&[r]))?;
         fs::write(tmp.join("ports.csv"), ports_csv(r))?;
         fs::write(tmp.join("switches.csv"), switches_csv(r))?;

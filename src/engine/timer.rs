@@ -54,6 +54,12 @@ impl LazyTimer {
         self.deadline != SimTime::MAX
     }
 
+    /// Whether an event of this timer is still in the event queue (stale or not).
+    #[inline(always)]
+    pub fn pending(&self) -> bool {
+        self.event != SimTime::MAX
+    }
+
     #[inline(always)]
     pub fn deadline(&self) -> SimTime {
         self.deadline
@@ -105,7 +111,7 @@ mod tests {
     fn one_pending_event_and_lazy_moves() {
         let us = SimTime::from_us;
         let mut t = LazyTimer::IDLE;
-        assert!(!t.armed());
+        assert!(!t.armed() && !t.pending());
         let g1 = t.arm(us(10)).expect("first arm pushes");
         // Later deadlines ride on the pending event.
         assert_eq!(t.arm(us(20)), None);
@@ -122,6 +128,9 @@ mod tests {
         assert_eq!(t.fire(g3, us(30)), Fired::Later(us(40)));
         let g4 = t.arm(us(40)).expect("no pending event after firing");
         t.cancel();
+        // Cancelled, but its event is still queued until it fires.
+        assert!(!t.armed() && t.pending());
         assert_eq!(t.fire(g4, us(40)), Fired::Idle);
+        assert!(!t.pending());
     }
 }

@@ -257,36 +257,35 @@ pub struct ClassSummary {
 
 impl ClassSummary {
     pub fn of<'a>(class: String, recs: impl Iterator<Item = &'a FlowRecord>) -> ClassSummary {
+        let mut sums = ClassSums::default();
         let mut fct = Vec::new();
         let mut sd = Vec::new();
         let mut sdg = Vec::new();
-        let mut n = 0u64;
-        let mut drops = 0u64;
-        let (mut dl_n, mut dl_met) = (0u64, 0u64);
-        let mut attr_sum = [0u128; crate::sim::attrib::Attribution::NAMES.len()];
-        let mut attr_n = 0u64;
         for r in recs {
-            n += 1;
-            if let Some(a) = &r.attribution {
-                attr_n += 1;
-                for (s, v) in attr_sum.iter_mut().zip(a.values()) {
-                    *s += v as u128;
-                }
-            }
-            drops += r.drops;
-            if let Some(m) = r.deadline_met {
-                dl_n += 1;
-                dl_met += m as u64;
-            }
+            sums.add(r);
             if let (Some(f), Some(s)) = (r.fct_ps, r.slowdown) {
                 fct.push(f as f64 / 1e6);
                 sd.push(s);
                 sdg.push(r.slowdown_group.unwrap_or(s));
             }
         }
+        ClassSummary::from_parts(class, &sums, fct, sd, sdg)
+    }
+
+    /// The summary of a set of flows from its sums and its finished flows' FCTs (us),
+    /// slowdowns and group slowdowns, in any order.
+    pub fn from_parts(
+        class: String,
+        sums: &ClassSums,
+        mut fct: Vec<f64>,
+        mut sd: Vec<f64>,
+        mut sdg: Vec<f64>,
+    ) -> ClassSummary {
         fct.sort_by(f64::total_cmp);
         sd.sort_by(f64::total_cmp);
         sdg.sort_by(f64::total_cmp);
+        // Means are summed in sorted order (what a reader re-deriving them from fct.csv
+        // would get by sorting first).
         let avg = |v: &[f64]| {
             if v.is_empty() {
                 f64::NAN
@@ -294,9 +293,10 @@ impl ClassSummary {
                 v.iter().sum::<f64>() / v.len() as f64
             }
         };
+        let (dl_n, dl_met) = (sums.deadline_flows, sums.deadline_met);
         ClassSummary {
             class,
-            flows: n,
+            flows: sums.flows,
             finished: fct.len() as u64,
             avg_fct_us: avg(&fct),
             p50_fct_us: percentile(&fct, 0.5),
@@ -306,7 +306,7 @@ impl ClassSummary {
             p50_slowdown: percentile(&sd, 0.5),
             p99_slowdown: percentile(&sd, 0.99),
             p999_slowdown: percentile(&sd, 0.999),
-            drops,
+            drops: sums.drops,
             deadline_flows: dl_n,
             deadline_met: if dl_n > 0 {
                 dl_met as f64 / dl_n as f64
@@ -317,15 +317,164 @@ impl ClassSummary {
             p50_slowdown_group: percentile(&sdg, 0.5),
             p99_slowdown_group: percentile(&sdg, 0.99),
             p999_slowdown_group: percentile(&sdg, 0.999),
-            attribution_us: if attr_n > 0 {
-                attr_sum
+            attribution_us: if sums.attr_n > 0 {
+                sums.attr_sum
                     .iter()
-                    .map(|s| *s as f64 / attr_n as f64 / 1e6)
+                    .map(|s| *s as f64 / sums.attr_n as f64 / 1e6)
                     .collect()
             } else {
                 Vec::new()
             },
         }
+    }
+}
+
+/// What a summary adds up over its flows, one flow at a time (everything but the sorted
+/// FCTs and slowdowns).
+#[derive(Clone, Debug, Default)]
+pub struct ClassSums {
+    pub flows: u64,
+    pub drops: u64,
+    pub deadline_flows: u64,
+    pub deadline_met: u64,
+    attr_sum: [u128; crate::sim::attrib::Attribution::NAMES.len()],
+    attr_n: u64,
+}
+
+impl ClassSums {
+    pub fn add(&mut self, r: &FlowRecord) {
+        self.flows += 1;
+        if let Some(a) = &r.attribution {
+            self.attr_n += 1;
+            for (s, v) in self.attr_sum.iter_mut().zip(a.values()) {
+                *s += v as u128;
+            }
+        }
+        self.drops += r.drops;
+        if let Some(m) = r.deadline_met {
+            self.deadline_flows += 1;
+            self.deadline_met += m as u64;
+        }
+    }
+}
+
+/// A finished flow as the summaries need it once its record is gone: 40 bytes.
+#[derive(Clone, Copy, Debug)]
+struct Finished {
+    fct_ps: u64,
+    slowdown: f64,
+    slowdown_group: f64,
+    size: u64,
+    /// Its deadline class in ps (u64::MAX: none); its traffic kind (index in [`TAGS`]).
+    deadline_class: u64,
+    tag: u8,
+}
+
+/// The traffic kinds that get their own summary row when the workload has them.
+const TAGS: [crate::workload::FlowTag; 4] = [
+    crate::workload::FlowTag::Query,
+    crate::workload::FlowTag::Workflow,
+    crate::workload::FlowTag::Request,
+    crate::workload::FlowTag::Background,
+];
+
+/// A run's summary rows, built one flow record at a time: `all`, each size class, each
+/// cumulative class, each traffic kind present, each deadline class (increasing). It keeps
+/// the sums of each row and 40 bytes per finished flow (exact percentiles and sorted-order
+/// means need every value), not the records.
+#[derive(Clone, Debug)]
+pub struct SummaryBuilder {
+    classes: SizeClasses,
+    cumulative: Vec<(String, u64)>,
+    all: ClassSums,
+    by_class: Vec<ClassSums>,
+    below: Vec<ClassSums>,
+    tags: [ClassSums; TAGS.len()],
+    deadline: std::collections::BTreeMap<crate::units::SimTime, ClassSums>,
+    finished: Vec<Finished>,
+}
+
+impl SummaryBuilder {
+    pub fn new(classes: SizeClasses) -> SummaryBuilder {
+        let cumulative = classes.cumulative();
+        SummaryBuilder {
+            by_class: vec![ClassSums::default(); classes.count()],
+            below: vec![ClassSums::default(); cumulative.len()],
+            cumulative,
+            classes,
+            all: ClassSums::default(),
+            tags: Default::default(),
+            deadline: Default::default(),
+            finished: Vec::new(),
+        }
+    }
+
+    /// Adds flow record `r`, of deadline class `dl` (the record's `deadline_class`).
+    pub fn add(&mut self, r: &FlowRecord, dl: Option<crate::units::SimTime>) {
+        self.all.add(r);
+        self.by_class[self.classes.class_of(r.size_bytes)].add(r);
+        for (i, (_, b)) in self.cumulative.iter().enumerate() {
+            if r.size_bytes < *b {
+                self.below[i].add(r);
+            }
+        }
+        let tag = TAGS.iter().position(|t| t.name() == r.tag);
+        if let Some(t) = tag {
+            self.tags[t].add(r);
+        }
+        if let Some(d) = dl {
+            self.deadline.entry(d).or_default().add(r);
+        }
+        if let (Some(f), Some(s)) = (r.fct_ps, r.slowdown) {
+            self.finished.push(Finished {
+                fct_ps: f,
+                slowdown: s,
+                slowdown_group: r.slowdown_group.unwrap_or(s),
+                size: r.size_bytes,
+                deadline_class: dl.map_or(u64::MAX, |d| d.0),
+                tag: tag.map_or(u8::MAX, |t| t as u8),
+            });
+        }
+    }
+
+    /// A deadline class with a row even if none of its flows is counted.
+    pub fn deadline_class(&mut self, d: crate::units::SimTime) {
+        self.deadline.entry(d).or_default();
+    }
+
+    /// The rows, in order.
+    pub fn finish(self) -> Vec<ClassSummary> {
+        let fin = &self.finished;
+        let row = |name: String, sums: &ClassSums, keep: &dyn Fn(&Finished) -> bool| {
+            let (mut fct, mut sd, mut sdg) = (Vec::new(), Vec::new(), Vec::new());
+            for f in fin.iter().filter(|f| keep(f)) {
+                fct.push(f.fct_ps as f64 / 1e6);
+                sd.push(f.slowdown);
+                sdg.push(f.slowdown_group);
+            }
+            ClassSummary::from_parts(name, sums, fct, sd, sdg)
+        };
+        let classes = &self.classes;
+        let mut v = vec![row("all".into(), &self.all, &|_| true)];
+        for (c, sums) in self.by_class.iter().enumerate() {
+            v.push(row(classes.name(c), sums, &|f| {
+                classes.class_of(f.size) == c
+            }));
+        }
+        for ((name, b), sums) in self.cumulative.iter().zip(&self.below) {
+            v.push(row(name.clone(), sums, &|f| f.size < *b));
+        }
+        for (t, sums) in self.tags.iter().enumerate() {
+            if sums.flows > 0 {
+                let name = format!("tag:{}", TAGS[t].name());
+                v.push(row(name, sums, &|f| f.tag as usize == t));
+            }
+        }
+        for (d, sums) in &self.deadline {
+            let name = format!("deadline:{d}");
+            v.push(row(name, sums, &|f| f.deadline_class == d.0));
+        }
+        v
     }
 }
 

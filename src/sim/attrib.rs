@@ -327,6 +327,23 @@ impl Attrib {
         }
     }
 
+    /// Unit `u` is a new flow in a released flow's slot (or in a new slot): its state starts
+    /// afresh, as a flow's that was never started.
+    pub fn clear_unit(&mut self, u: usize) {
+        if u >= self.units.len() {
+            self.units.resize(u + 1, Unit::default());
+            self.results.resize(u + 1, None);
+        } else {
+            self.units[u] = Unit::default();
+            self.results[u] = None;
+        }
+    }
+
+    /// Takes unit `u`'s result (None if it did not finish), as its slot is released.
+    pub fn take_result(&mut self, u: usize) -> Option<Attribution> {
+        self.results.get_mut(u).and_then(Option::take)
+    }
+
     /// Unit `u` (on host `h`'s NIC) starts now.
     pub fn unit_start(&mut self, u: usize, h: usize, now: SimTime) {
         let nic = &mut self.nics[h];

@@ -149,7 +149,13 @@ pub struct SimSetup<'a> {
     pub topo: &'a crate::topology::TopoSpec,
     pub build: BuildOpts<'a>,
     pub transport: TransportSpec,
-    pub flows: &'a [FlowSpec],
+    pub flows: Vec<FlowSpec>,
+    /// Release each flow's state once it has finished and its last packet is gone
+    /// ([`Retire`]); honoured for TCP and UDP workloads without dependencies.
+    pub retire: bool,
+    /// The workload as a stream in start order, with its length, instead of `flows` (which
+    /// is then empty): pulled as flows start in retiring mode, collected otherwise.
+    pub stream: Option<(crate::workload::PoissonStream, usize)>,
     pub data_prio: u8,
     pub ack_prio: u8,
     pub stop_time: Option<SimTime>,
@@ -209,6 +215,38 @@ pub struct HostFifo {
     limit: u64,
 }
 
+/// Flow-state release (retiring mode): a finished flow's slot in [`Sim::flows`] (and its
+/// transport and attribution state) is reused once nothing of the flow is left: no packet of
+/// it anywhere (host queue, wire, switch buffer; [`Flow::in_net`]), no timer event of it in
+/// the event queue, not in its host's ready list. Nothing then can change its record, so it is
+/// handed out ([`Sim::take_retired`]) and the run's memory follows the flows in progress, not
+/// the flows of the run.
+///
+/// Slots are indices only: no decision depends on a flow's slot (ECMP hashes the 5-tuple,
+/// whose source port comes from the workload's flow id; NIC lists keep ready order), so the
+/// run's events and outputs are those of a run that keeps every flow. Runs that would read
+/// flows by slot (per-flow time series or pcap filters, pinned paths, `[nic] order =
+/// "index"`, `end_when`, failures whose routes the ideal FCTs read at the end, dependent
+/// workloads, RDMA queue pairs) keep every flow instead.
+struct Retire {
+    /// Finished flows not yet released, and the length of that list after the last scan
+    /// (the next scan waits until it has doubled: a flow is checked a bounded number of
+    /// times on average).
+    pending: Vec<FlowId>,
+    scanned: usize,
+    /// Released slots, reused last-in first-out.
+    free: Vec<u32>,
+    /// Released flows not yet taken by the driver.
+    out: Vec<Retired>,
+}
+
+/// A released flow: its final record, transport counters and delay attribution.
+pub struct Retired {
+    pub flow: Flow,
+    pub tcp: Option<crate::transport::tcp::TcpStats>,
+    pub attribution: Option<attrib::Attribution>,
+}
+
 /// A simulation run in progress.
 pub struct Sim {
     pub now: SimTime,
@@ -218,7 +256,17 @@ pub struct Sim {
     ready: Vec<Vec<VecDeque<FlowId>>>,
     /// pFabric: host NICs send the ready flow of the smallest rank first.
     nic_rank: Option<RankKind>,
+    /// Flow records by slot (a flow's [`FlowId`]): every flow of the run, or in retiring
+    /// mode the flows in progress, in reused slots ([`Retire`]).
     pub flows: Vec<Flow>,
+    /// Retiring mode: the workload's flows, started in order from `next_start`, and what is
+    /// being released.
+    specs: Vec<FlowSpec>,
+    /// Retiring mode with a streamed workload: its next flow, and the rest.
+    stream: Option<Box<(Option<FlowSpec>, crate::workload::PoissonStream)>>,
+    retire: Option<Box<Retire>>,
+    data_prio: u8,
+    ack_prio: u8,
     next_start: usize,
     /// The run's transport choice and parameters.
     pub spec: TransportSpec,
@@ -290,6 +338,15 @@ pub struct Sim {
 
 impl Sim {
     pub fn new(s: SimSetup) -> Result<Sim, String> {
+        let mut s = s;
+        let mut stream = s.stream.take();
+        let streamed = stream.as_ref().map_or(0, |(_, n)| *n);
+        if !s.retire || matches!(s.transport, TransportSpec::Rdma(_)) {
+            // Only a retiring run pulls flows as they start.
+            if let Some((st, _)) = stream.take() {
+                s.flows = st.collect();
+            }
+        }
         let pfc_frame = s
             .build
             .switch
@@ -310,7 +367,7 @@ impl Sim {
         }
         let host_rate = |h: u32| net.ports[net.host_port(h).idx()].rate;
         let mut flows = Vec::with_capacity(s.flows.len());
-        for f in s.flows {
+        for f in &s.flows {
             if f.src as usize >= net.n_hosts || f.dst as usize >= net.n_hosts || f.src == f.dst {
                 return Err(format!(
                     "flow {}: bad endpoints {} -> {}",
@@ -319,6 +376,11 @@ impl Sim {
             }
         }
         let msg_units = matches!(s.transport, TransportSpec::Rdma(_));
+        let dependent = s
+            .flows
+            .iter()
+            .any(|f| f.group.is_some() || f.after.is_some());
+        let retiring = s.retire && !msg_units && !dependent;
         if let TransportSpec::Rdma(spec) = &s.transport {
             for p in [spec.short_prio, spec.long_prio, spec.params.ack_prio] {
                 if p as usize >= nq {
@@ -335,12 +397,14 @@ impl Sim {
                         f.id
                     ));
                 }
-                flows.push(Flow::new(FlowId(i as u32), f, prio, s.ack_prio));
+                if !retiring {
+                    flows.push(Flow::new(FlowId(i as u32), f, prio, s.ack_prio));
+                }
             }
         }
         let transport = Transport::new(
             &s.transport,
-            s.flows,
+            &s.flows,
             &flows,
             host_rate,
             net.n_hosts,
@@ -348,7 +412,8 @@ impl Sim {
         );
         let total = match transport.messages() {
             Some(m) => m.len(),
-            None => flows.len(),
+            None if stream.is_some() => streamed,
+            None => s.flows.len(),
         };
         // Groups and the flows that wait for them.
         let n_groups = s
@@ -382,12 +447,31 @@ impl Sim {
         // Prefetching pays where the ports outgrow the caches (a k = 8 fat-tree has 768); a
         // small network would only pay its instructions (about 40 per packet-hop).
         let warm_ports = net.ports.len() >= PREFETCH_MIN_PORTS;
+        let tag_total = s
+            .end_when
+            .map_or(0, |t| s.flows.iter().filter(|f| f.tag == t).count());
+        let (specs, retire) = if retiring {
+            let r = Retire {
+                pending: Vec::new(),
+                scanned: 0,
+                free: Vec::new(),
+                out: Vec::new(),
+            };
+            (s.flows, Some(Box::new(r)))
+        } else {
+            (Vec::new(), None)
+        };
         Ok(Sim {
             now: SimTime::ZERO,
             ev: EventQueue::new(),
             net,
             ready,
             flows,
+            specs,
+            stream: stream.map(|(mut st, _)| Box::new((st.next(), st))),
+            retire,
+            data_prio: s.data_prio,
+            ack_prio: s.ack_prio,
             next_start: 0,
             spec: s.transport,
             transport,
@@ -398,9 +482,7 @@ impl Sim {
             wake: Vec::new(),
             n_static,
             end_tag: s.end_when,
-            tag_total: s
-                .end_when
-                .map_or(0, |t| s.flows.iter().filter(|f| f.tag == t).count()),
+            tag_total,
             tag_finished: 0,
             draining: false,
             started: 0,
@@ -570,6 +652,7 @@ impl Sim {
         self.cons.dropped_pkts += 1;
         self.cons.dropped_bytes += pkt.size as u64;
         self.flows[pkt.flow.idx()].stats.drops += 1;
+        self.gone(pkt);
         self.transport.on_drop(pkt);
         if let Some(tm) = &mut self.telemetry {
             tm.release(pkt);
@@ -610,18 +693,40 @@ impl Sim {
 
     /// Like [`run`](Self::run), calling `progress` with a snapshot every 2^20 events.
     pub fn run_with(&mut self, progress: impl FnMut(Progress)) -> EndReason {
-        let r = self.advance(SimTime::MAX, progress);
+        let r = self.advance(SimTime::MAX, progress, &mut |_, _| {});
         r.expect("an unbounded run always ends")
+    }
+
+    /// Like [`run_with`](Self::run_with), handing the flows released in retiring mode to
+    /// `drain` as they are released (with the network, for their records), so that their
+    /// records need not wait in the simulator.
+    pub fn run_draining(
+        &mut self,
+        progress: impl FnMut(Progress),
+        mut drain: impl FnMut(&Network, Vec<Retired>),
+    ) -> EndReason {
+        let r = self.advance(SimTime::MAX, progress, &mut drain);
+        r.expect("an unbounded run always ends")
+    }
+
+    /// Released flows not taken yet (retiring mode; empty otherwise).
+    pub fn retired_pending(&self) -> &[Retired] {
+        self.retire.as_ref().map_or(&[], |r| &r.out)
     }
 
     /// Processes every event up to and including time `t` (or the stop time), then returns
     /// `Some(reason)` if the run has ended, `None` if it can continue. The clock is left at
     /// `min(t, stop time)` when the run continues. Used to observe a run in time windows.
     pub fn run_until(&mut self, t: SimTime) -> Option<EndReason> {
-        self.advance(t, |_| {})
+        self.advance(t, |_| {}, &mut |_, _| {})
     }
 
-    fn advance(&mut self, until: SimTime, mut progress: impl FnMut(Progress)) -> Option<EndReason> {
+    fn advance(
+        &mut self,
+        until: SimTime,
+        mut progress: impl FnMut(Progress),
+        drain: &mut dyn FnMut(&Network, Vec<Retired>),
+    ) -> Option<EndReason> {
         if let Some(r) = self.ended {
             return Some(r);
         }
@@ -657,7 +762,14 @@ impl Sim {
                 self.warm_up();
             }
             match ev {
-                Ev::Start => self.on_start(),
+                Ev::Start => {
+                    self.on_start();
+                    if let Some(r) = &mut self.retire
+                        && !r.out.is_empty()
+                    {
+                        drain(&self.net, std::mem::take(&mut r.out));
+                    }
+                }
                 Ev::TxDone(p) => {
                     self.net.ports[p.idx()].txdone_pending = false;
                     self.start_tx(p);
@@ -778,6 +890,10 @@ impl Sim {
     fn arrival_time(&self, i: usize) -> Option<SimTime> {
         match self.transport.messages() {
             Some(m) => m.get(i).map(|m| m.start),
+            None if self.retire.is_some() => match &self.stream {
+                Some(st) => st.0.as_ref().map(|f| f.start),
+                None => self.specs.get(i).map(|f| f.start),
+            },
             None if i < self.n_static => Some(self.flows[i].start),
             None => None,
         }
@@ -829,6 +945,11 @@ impl Sim {
         if self.draining {
             return;
         }
+        if let Some(r) = &self.retire
+            && r.pending.len() >= 2 * r.scanned + 64
+        {
+            self.retire_scan();
+        }
         while let Some(t) = self.arrival_time(self.next_start)
             && t <= self.now
         {
@@ -843,7 +964,10 @@ impl Sim {
                 t.on_message(i as u32, &mut h);
                 self.flush_wakes();
             } else {
-                let f = FlowId(i as u32);
+                let f = match self.retire {
+                    Some(_) => self.open_flow(i),
+                    None => FlowId(i as u32),
+                };
                 self.flows[f.idx()].started = true;
                 self.started += 1;
                 if let Some(a) = &mut self.attrib {
@@ -855,6 +979,104 @@ impl Sim {
         if let Some(t) = self.arrival_time(self.next_start) {
             self.ev.push(t, Ev::Start);
         }
+    }
+
+    /// Retiring mode: the record of arrival `i` in a free slot (or a new one), with fresh
+    /// transport and attribution state.
+    fn open_flow(&mut self, i: usize) -> FlowId {
+        let r = self.retire.as_mut().expect("retiring mode");
+        let slot = r.free.pop().unwrap_or(self.flows.len() as u32);
+        let f = FlowId(slot);
+        let spec = match &mut self.stream {
+            Some(st) => {
+                let next = st.1.next();
+                std::mem::replace(&mut st.0, next).expect("an arrival was due")
+            }
+            None => self.specs[i].clone(),
+        };
+        let prio = spec.prio.unwrap_or(self.data_prio);
+        let mut fl = Flow::new(f, &spec, prio, self.ack_prio);
+        fl.order = i as u32;
+        let line = self.net.ports[self.net.host_port(fl.src).idx()].rate;
+        self.transport.open(f, &fl, line);
+        if let Some(a) = &mut self.attrib {
+            a.clear_unit(f.idx());
+        }
+        if f.idx() == self.flows.len() {
+            self.flows.push(fl);
+        } else {
+            self.flows[f.idx()] = fl;
+        }
+        f
+    }
+
+    /// Retiring mode: releases every finished flow of which nothing is left (see [`Retire`]).
+    #[cold]
+    #[inline(never)]
+    fn retire_scan(&mut self) {
+        let mut r = self.retire.take().expect("retiring mode");
+        let mut pending = std::mem::take(&mut r.pending);
+        pending.retain(|&f| {
+            let fl = &self.flows[f.idx()];
+            debug_assert!(fl.done(), "only finished flows retire");
+            if fl.in_net > 0 || fl.in_ready || fl.timer.pending() || fl.pace.pending() {
+                return true;
+            }
+            let attribution = self.attrib.as_mut().and_then(|a| a.take_result(f.idx()));
+            r.out.push(Retired {
+                flow: fl.clone(),
+                tcp: self.transport.tcp(f),
+                attribution,
+            });
+            r.free.push(f.0);
+            false
+        });
+        r.scanned = pending.len();
+        r.pending = pending;
+        self.retire = Some(r);
+    }
+
+    /// Retiring mode: the flows released since the last call, to record (empty otherwise).
+    pub fn take_retired(&mut self) -> Vec<Retired> {
+        match &mut self.retire {
+            Some(r) => std::mem::take(&mut r.out),
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether the run releases flows as they finish ([`Retire`]).
+    pub fn retiring(&self) -> bool {
+        self.retire.is_some()
+    }
+
+    /// The flows of the run still held: every flow, or in retiring mode the ones not
+    /// released, then those not started yet (new records, not in any slot).
+    pub fn held_flows(&self) -> Vec<Flow> {
+        let Some(r) = &self.retire else {
+            return self.flows.clone();
+        };
+        let mut free = vec![false; self.flows.len()];
+        for &s in &r.free {
+            free[s as usize] = true;
+        }
+        let mut v: Vec<Flow> = self
+            .flows
+            .iter()
+            .zip(&free)
+            .filter(|(_, free)| !**free)
+            .map(|(f, _)| f.clone())
+            .collect();
+        let unstarted: Vec<FlowSpec> = match &self.stream {
+            Some(st) => st.0.iter().cloned().chain(st.1.clone()).collect(),
+            None => self.specs[self.next_start.min(self.specs.len())..].to_vec(),
+        };
+        for (i, spec) in (self.next_start..).zip(&unstarted) {
+            let prio = spec.prio.unwrap_or(self.data_prio);
+            let mut fl = Flow::new(FlowId(u32::MAX), spec, prio, self.ack_prio);
+            fl.order = i as u32;
+            v.push(fl);
+        }
+        v
     }
 
     /// Puts `f` in its host's ready list if it can send, and kicks the NIC.
@@ -1338,6 +1560,7 @@ impl Sim {
         self.cons.dropped_pkts += 1;
         self.cons.dropped_bytes += pkt.size as u64;
         self.flows[pkt.flow.idx()].stats.drops += 1;
+        self.gone(pkt);
         self.transport.on_drop(pkt);
         if let Some(tm) = &mut self.telemetry {
             tm.release(pkt);
@@ -1498,6 +1721,10 @@ impl Sim {
         if sent && self.telemetry.is_some() {
             self.attach_telemetry(&mut pkt);
         }
+        if sent {
+            let fl = &mut self.flows[f.idx()];
+            fl.in_net = fl.in_net.wrapping_add(1);
+        }
         sent.then_some(pkt)
     }
 
@@ -1522,6 +1749,7 @@ impl Sim {
                 wake: &mut self.wake,
                 attrib: &mut self.attrib,
                 finished: &mut self.finished,
+                retire: &mut self.retire,
                 tag_finished: &mut self.tag_finished,
                 end_tag: self.end_tag,
                 msg_units: self.msg_units,
@@ -1594,6 +1822,8 @@ impl Sim {
                 self.release_telemetry(&pkt);
             }
             if let Some(mut ctl) = rx.reply {
+                let fl = &mut self.flows[ctl.flow.idx()];
+                fl.in_net = fl.in_net.wrapping_add(1);
                 if let Some(a) = &mut self.attrib {
                     ctl.uid = a.ack_for(pkt.uid, self.now);
                 }
@@ -1617,6 +1847,19 @@ impl Sim {
         if let Some(a) = &mut self.attrib {
             a.release(pkt.uid);
         }
+        self.gone(&pkt);
+    }
+
+    /// Packet `pkt` left the network (delivered or lost): one fewer of its flow's.
+    #[inline(always)]
+    fn gone(&mut self, pkt: &Packet) {
+        let fl = &mut self.flows[pkt.flow.idx()];
+        debug_assert!(
+            self.retire.is_none() || fl.in_net > 0,
+            "flow {} lost more packets than it had",
+            fl.ext_id
+        );
+        fl.in_net = fl.in_net.wrapping_sub(1);
     }
 
     /// Hands a control packet (ACK) to host NIC `hp`: straight onto the wire when the NIC is
@@ -1662,6 +1905,7 @@ struct SimHost<'a> {
     wake: &'a mut Vec<FlowId>,
     attrib: &'a mut Option<Box<attrib::Attrib>>,
     finished: &'a mut usize,
+    retire: &'a mut Option<Box<Retire>>,
     tag_finished: &'a mut usize,
     end_tag: Option<crate::workload::FlowTag>,
     msg_units: bool,
@@ -1705,6 +1949,9 @@ impl Host for SimHost<'_> {
             a.finish(unit, uid, self.now, receiver_side);
         }
         *self.finished += 1;
+        if let Some(r) = self.retire {
+            r.pending.push(FlowId(unit as u32));
+        }
         if !self.msg_units && Some(self.flows[unit].tag) == self.end_tag {
             *self.tag_finished += 1;
         }

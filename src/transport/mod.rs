@@ -155,6 +155,11 @@ pub struct Flow {
     /// Pacing timer: while armed, the flow may not send.
     pub pace: LazyTimer,
     pub stats: FlowStats,
+    /// Its position in the workload's arrival order (the index of its [`FlowSpec`]).
+    pub order: u32,
+    /// Its packets that exist (created by its transport, not yet delivered or lost): a
+    /// released flow's slot is reused only once none is left anywhere (see `sim`).
+    pub in_net: u32,
 }
 
 impl Flow {
@@ -189,6 +194,8 @@ impl Flow {
             timer: LazyTimer::IDLE,
             pace: LazyTimer::IDLE,
             stats: FlowStats::default(),
+            order: id.0,
+            in_net: 0,
         }
     }
 
@@ -471,6 +478,18 @@ impl Transport {
     /// Counters summed over the connections of an RDMA run.
     pub fn qp_totals(&self) -> Option<rdma::QpTotals> {
         with_rdma!(self, r => Some(r.totals()), None)
+    }
+
+    /// Sets up the protocol state of a flow that starts in slot `f` (a new slot, one past the
+    /// last, or a released flow's): TCP and UDP runs whose flow state is released
+    /// ([`crate::sim::Sim`]'s retiring mode). `line` is its host's line rate.
+    pub fn open(&mut self, f: FlowId, fl: &Flow, line: BitRate) {
+        match self {
+            Transport::Udp(u) => u.open(f, fl, line),
+            _ => {
+                with_tcp!(self, t => t.open(f, fl), unreachable!("only TCP and UDP flows are opened"))
+            }
+        }
     }
 
     /// Flow `f`'s TCP counters and congestion state, in TCP runs.

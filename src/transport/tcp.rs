@@ -710,6 +710,19 @@ impl<C: WindowCc> Tcp<C> {
         Tcp { params, cc, conns }
     }
 
+    /// A fresh connection for flow `fl` in slot `f` (one past the last, or a released one).
+    pub fn open(&mut self, f: FlowId, fl: &Flow) {
+        let c = TcpConn {
+            snd: TcpSender::new(fl.size, &self.params, &self.cc),
+            rcv: TcpReceiver::default(),
+        };
+        match f.idx().cmp(&self.conns.len()) {
+            std::cmp::Ordering::Less => self.conns[f.idx()] = c,
+            std::cmp::Ordering::Equal => self.conns.push(c),
+            std::cmp::Ordering::Greater => unreachable!("slots are allocated in order"),
+        }
+    }
+
     /// Flow `f`'s counters and congestion state.
     pub fn stats(&self, f: FlowId) -> TcpStats {
         let TcpConn { snd, rcv } = &self.conns[f.idx()];

@@ -29,6 +29,8 @@ pub struct Udp {
     pub mss: u32,
     pub header: u32,
     pub flows: Vec<UdpFlow>,
+    /// The sending rate (None: each host's line rate).
+    rate: Option<BitRate>,
 }
 
 impl Udp {
@@ -42,21 +44,41 @@ impl Udp {
     ) -> Udp {
         let flows = flows
             .iter()
-            .map(|f| {
-                let line = line_rate(f.src);
-                let r = rate.unwrap_or(line);
-                UdpFlow {
-                    sent: 0,
-                    rcvd: 0,
-                    gap_per_byte_ps: if r >= line {
-                        0
-                    } else {
-                        r.ser_time(1 << 20).0 >> 20
-                    },
-                }
-            })
+            .map(|f| UdpFlow::new(rate, line_rate(f.src)))
             .collect();
-        Udp { mss, header, flows }
+        Udp {
+            mss,
+            header,
+            flows,
+            rate,
+        }
+    }
+
+    /// A fresh flow state in slot `f` (one past the last, or a released one); `line` is its
+    /// host's line rate.
+    pub fn open(&mut self, f: FlowId, _fl: &Flow, line: BitRate) {
+        let u = UdpFlow::new(self.rate, line);
+        match f.idx().cmp(&self.flows.len()) {
+            std::cmp::Ordering::Less => self.flows[f.idx()] = u,
+            std::cmp::Ordering::Equal => self.flows.push(u),
+            std::cmp::Ordering::Greater => unreachable!("slots are allocated in order"),
+        }
+    }
+}
+
+impl UdpFlow {
+    /// A flow that sends at `rate` (None: `line`) from a host of line rate `line`.
+    fn new(rate: Option<BitRate>, line: BitRate) -> UdpFlow {
+        let r = rate.unwrap_or(line);
+        UdpFlow {
+            sent: 0,
+            rcvd: 0,
+            gap_per_byte_ps: if r >= line {
+                0
+            } else {
+                r.ser_time(1 << 20).0 >> 20
+            },
+        }
     }
 }
 

@@ -825,29 +825,21 @@ impl WorkloadConfig {
                         &mut ends,
                     ));
                 }
-                let mean_ia = per_host_ia / n_hosts as f64;
-                let mut t = start.as_secs_f64();
-                let mut out = Vec::with_capacity(*flows as usize);
-                for id in 0..*flows {
-                    t += if lognormal {
-                        arr.lognormal(mean_ia, sigma)
-                    } else {
-                        arr.exp(mean_ia)
-                    };
-                    let st = SimTime::from_secs_f64(t);
-                    if until.is_some_and(|u| st >= u) {
-                        break;
-                    }
-                    let src = ends.below(n_hosts as u64) as u32;
-                    let mut dst = ends.below(n_hosts as u64 - 1) as u32;
-                    if dst >= src {
-                        dst += 1;
-                    }
-                    let mut f = FlowSpec::new(id as u32, src, dst, cdf.sample(&mut sizes), st);
-                    f.tag = *tag;
-                    out.push(f);
+                PoissonStream {
+                    cdf,
+                    arr,
+                    sizes,
+                    ends,
+                    mean_ia: per_host_ia / n_hosts as f64,
+                    lognormal: lognormal.then_some(sigma),
+                    end: *until,
+                    tag: *tag,
+                    n_hosts,
+                    flows: *flows,
+                    id: 0,
+                    t: start.as_secs_f64(),
                 }
-                out
+                .collect()
             }
             WorkloadConfig::Csv { file } => read_csv(&base.join(file), n_hosts)?,
             WorkloadConfig::Hpcc { file, start_offset } => {
@@ -1139,6 +1131,126 @@ impl WorkloadConfig {
                 .collect(),
         };
         in_order(v)
+    }
+}
+
+/// Poisson arrivals (the `poisson` workload without on/off periods) generated one flow at a
+/// time, in start order: [`WorkloadConfig::generate`] collects them, a run that releases its
+/// flows pulls them as they start ([`WorkloadConfig::stream`]), so its memory does not grow
+/// with the number of flows.
+#[derive(Clone, Debug)]
+pub struct PoissonStream {
+    cdf: Cdf,
+    arr: RngStream,
+    sizes: RngStream,
+    ends: RngStream,
+    /// Mean inter-arrival over the cluster (s); lognormal shape, if not exponential.
+    mean_ia: f64,
+    lognormal: Option<f64>,
+    /// No arrival at or after this time (`until`, or the run's stop time).
+    end: Option<SimTime>,
+    tag: FlowTag,
+    n_hosts: usize,
+    flows: u64,
+    id: u64,
+    t: f64,
+}
+
+impl Iterator for PoissonStream {
+    type Item = FlowSpec;
+
+    fn next(&mut self) -> Option<FlowSpec> {
+        if self.id >= self.flows {
+            return None;
+        }
+        self.t += match self.lognormal {
+            Some(sigma) => self.arr.lognormal(self.mean_ia, sigma),
+            None => self.arr.exp(self.mean_ia),
+        };
+        let st = SimTime::from_secs_f64(self.t);
+        if self.end.is_some_and(|u| st >= u) {
+            self.flows = 0;
+            return None;
+        }
+        let n = self.n_hosts as u64;
+        let src = self.ends.below(n) as u32;
+        let mut dst = self.ends.below(n - 1) as u32;
+        if dst >= src {
+            dst += 1;
+        }
+        let mut f = FlowSpec::new(
+            self.id as u32,
+            src,
+            dst,
+            self.cdf.sample(&mut self.sizes),
+            st,
+        );
+        f.tag = self.tag;
+        self.id += 1;
+        Some(f)
+    }
+}
+
+impl WorkloadConfig {
+    /// The workload as a stream of flows in start order, for the workloads generated that way
+    /// (Poisson arrivals without on/off periods): arrivals at or after `stop` are not made.
+    /// Checked to the end here (the count, and the horizon [`WorkloadConfig::generate`]
+    /// checks), so that pulling from it cannot fail. None: the workload comes as a list.
+    pub fn stream(
+        &self,
+        n_hosts: usize,
+        host_rate: BitRate,
+        seed: u64,
+        base: &Path,
+        stop: Option<SimTime>,
+    ) -> Result<Option<(PoissonStream, usize)>, String> {
+        let WorkloadConfig::Poisson {
+            size_cdf,
+            load,
+            flows,
+            start,
+            until,
+            tag,
+            interarrival,
+            sigma,
+            on: None,
+            off: None,
+        } = self
+        else {
+            return Ok(None);
+        };
+        let cdf = load_cdf(size_cdf, base)?;
+        let per_host_ia = cdf.mean() * 8.0 / (load * host_rate.bps() as f64);
+        let end = match (*until, stop) {
+            (Some(u), Some(s)) => Some(u.min(s)),
+            (u, s) => u.or(s),
+        };
+        let s = PoissonStream {
+            cdf,
+            arr: RngStream::new(seed, "workload.arrivals"),
+            sizes: RngStream::new(seed, "workload.sizes"),
+            ends: RngStream::new(seed, "workload.endpoints"),
+            mean_ia: per_host_ia / n_hosts as f64,
+            lognormal: (*interarrival == Interarrival::Lognormal).then_some(sigma.unwrap_or(1.0)),
+            end,
+            tag: *tag,
+            n_hosts,
+            flows: *flows,
+            id: 0,
+            t: start.as_secs_f64(),
+        };
+        let horizon = SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S);
+        let mut n = 0usize;
+        for f in s.clone() {
+            if f.start > horizon {
+                return Err(format!(
+                    "flow {} would start at {}, beyond {MAX_ARRIVAL_SPAN_S} s of simulated time",
+                    f.id, f.start
+                ));
+            }
+            n += 1;
+        }
+        Ok(Some((s, n)))
     }
 }
 

@@ -17,6 +17,7 @@ mod nic;
 mod pcap;
 mod pfabric;
 mod rdma;
+mod retire;
 mod robust;
 mod timeseries;
 mod topology;

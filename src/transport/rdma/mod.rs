@@ -364,6 +364,8 @@ impl<Q: QueuePair> Rdma<Q> {
             timer: LazyTimer::IDLE,
             pace: LazyTimer::IDLE,
             stats: FlowStats::default(),
+            order: u32::MAX,
+            in_net: 0,
         });
         self.qps.push(Q::create(line, &self.spec, &self.qp_params));
         debug_assert_eq!(

@@ -1,0 +1,112 @@
+//! Flow-state release (`sim::Retire`) and streamed `fct.csv` rows (`report::FctSpill`): a run
+//! that releases its finished flows, and writes its records out in sorted chunks, gives the
+//! same files byte for byte as one that keeps every flow and record, while holding only the
+//! flows in progress.
+
+use dcsim::experiment::{self, Recorder};
+use dcsim::sim::Sim;
+use std::path::Path;
+use std::time::Instant;
+
+/// Many short flows on a small fat-tree, some of them lost and retransmitted (a small static
+/// buffer), with the delay attribution on.
+fn config() -> dcsim::config::Config {
+    crate::common::cfg(
+        "name = \"retire\"\nseed = 3\nschemes = [\"DCTCP\"]\n\
+         [topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\nlink_delay = \"1us\"\n\
+         [switch.buffer]\nkind = \"static\"\nper_port = \"12KB\"\n\
+         [packet]\nmss = \"1000B\"\n\
+         [workload]\nkind = \"poisson\"\nsize_cdf = \"web_search\"\nload = 0.7\nflows = 1500\n",
+    )
+}
+
+/// Runs `scheme` with or without releasing flows; records spill in chunks of `spill` rows.
+fn run(
+    c: &dcsim::config::Config,
+    scheme: &str,
+    retire: bool,
+    spill: Option<(&Path, usize)>,
+) -> (experiment::RunResult, usize) {
+    let plan = crate::common::plan(c, scheme, c.seed);
+    let mut sim: Sim = experiment::build_sim_with(c, Path::new("."), &plan, retire).unwrap();
+    assert_eq!(sim.retiring(), retire);
+    let mut rec = Recorder::new(&sim, &plan, c);
+    if let Some((dir, rows)) = spill {
+        rec.spill_to(dir.to_path_buf(), &plan.id, rows);
+    }
+    let reason = sim.run_draining(
+        |_| {},
+        |net, out| {
+            for r in out {
+                rec.flow(net, &r.flow, r.tcp, r.attribution);
+            }
+        },
+    );
+    let slots = sim.flows.len();
+    let r = experiment::collect_with(&sim, rec, reason, plan, c, Instant::now()).unwrap();
+    assert!(r.conservation.holds(), "{:?}", r.conservation);
+    (r, slots)
+}
+
+/// `fct.csv` of a run, however its records were kept.
+fn fct(r: &experiment::RunResult, dir: &Path) -> String {
+    match &r.fct_spill {
+        Some(sp) => {
+            let p = dir.join("fct.csv");
+            sp.write(&p).unwrap();
+            std::fs::read_to_string(p).unwrap()
+        }
+        None => dcsim::report::fct_csv(r),
+    }
+}
+
+#[test]
+fn released_flows_and_spilled_rows_give_the_same_files() {
+    let c = config();
+    let tmp = tempfile::tempdir().unwrap();
+    for scheme in ["DCTCP", "UDP"] {
+        let (keep, all_slots) = run(&c, scheme, false, None);
+        let (rel, slots) = run(&c, scheme, true, Some((tmp.path(), 97)));
+        assert_eq!(
+            all_slots, 1500,
+            "{scheme}: a run that keeps flows has one slot each"
+        );
+        // UDP flows that lost a packet never finish, and keep their slots.
+        let bound = if scheme == "UDP" { 1200 } else { 500 };
+        assert!(
+            slots < bound,
+            "{scheme}: {slots} slots for 1500 flows: finished flows were not released"
+        );
+        if scheme == "DCTCP" {
+            assert!(
+                keep.totals.drops > 0,
+                "the buffer should drop (retransmissions)"
+            );
+        }
+        let sp = rel.fct_spill.as_ref().expect("records spilled");
+        assert!(sp.chunks() > 10, "{scheme}: {} chunks", sp.chunks());
+        assert!(rel.records.is_empty());
+        assert_eq!(
+            fct(&keep, tmp.path()),
+            fct(&rel, tmp.path()),
+            "{scheme}: fct.csv"
+        );
+        assert_eq!(
+            dcsim::report::summary_csv(&[&keep]),
+            dcsim::report::summary_csv(&[&rel]),
+            "{scheme}: summary.csv"
+        );
+        let json = |r: &experiment::RunResult| {
+            let mut r = r.clone();
+            r.wall_seconds = 0.0;
+            serde_json::to_string(&r).unwrap()
+        };
+        assert_eq!(json(&keep), json(&rel), "{scheme}: summary.json");
+    }
+    // Every spill directory is gone with its run.
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        1,
+        "only fct.csv is left"
+    );
+}
