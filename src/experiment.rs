@@ -703,6 +703,9 @@ pub struct Recorder {
 /// written).
 pub const SPILL_ROWS: usize = 1 << 16;
 
+/// Host pairs whose paths a recorder keeps for the ideal FCTs at most.
+const PATH_CACHE: usize = 1 << 16;
+
 impl Recorder {
     pub fn new(sim: &Sim, plan: &RunPlan, cfg: &Config) -> Recorder {
         let lb = plan.scheme.lb.unwrap_or(cfg.switch.load_balancer);
@@ -749,6 +752,7 @@ impl Recorder {
     /// Writes records out in sorted chunks of `rows` to a hidden directory of `dir` (named
     /// after run `run`) instead of holding them all, for runs whose flows are released.
     pub fn spill_to(&mut self, dir: std::path::PathBuf, run: &str, rows: usize) {
+        self.summary.spill_to(dir.clone(), run, rows);
         self.spill = Some((dir, run.to_string()));
         self.spill_at = rows.max(1);
     }
@@ -783,6 +787,10 @@ impl Recorder {
         size: u64,
         spread: bool,
     ) -> SimTime {
+        if self.paths.len() >= PATH_CACHE && !self.paths.contains_key(&(src, dst)) {
+            // Bounded: a run with millions of host pairs recomputes instead of growing.
+            self.paths.clear();
+        }
         let (fwd, widths, rev) = self.paths.entry((src, dst)).or_insert_with(|| {
             (
                 hops_of(net, src, dst),
@@ -1025,7 +1033,7 @@ pub fn collect_with(
     }
     // `all`, each size class, each cumulative class, each traffic kind the workload labels,
     // each deadline class in increasing order of the mean.
-    let summaries = rec.summary.finish();
+    let summaries = rec.summary.finish()?;
     let dur = sim.now.0.max(1) as f64;
     let mut ports = Vec::with_capacity(sim.net.ports.len());
     let (mut hu, mut hn, mut fu, mut fnn) = (0.0, 0usize, 0.0, 0usize);

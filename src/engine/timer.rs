@@ -54,6 +54,15 @@ impl LazyTimer {
         self.deadline != SimTime::MAX
     }
 
+    /// An idle timer for the next user of this one's owner slot: its generations continue this
+    /// one's, so that an event this one left in the queue finds it [`Fired::Stale`].
+    pub fn successor(&self) -> LazyTimer {
+        LazyTimer {
+            generation: self.generation,
+            ..LazyTimer::IDLE
+        }
+    }
+
     /// Whether an event of this timer is still in the event queue (stale or not).
     #[inline(always)]
     pub fn pending(&self) -> bool {
@@ -132,5 +141,14 @@ mod tests {
         assert!(!t.armed() && t.pending());
         assert_eq!(t.fire(g4, us(40)), Fired::Idle);
         assert!(!t.pending());
+        // A successor never takes an event its predecessor left queued.
+        let g5 = t.arm(us(50)).unwrap();
+        t.cancel();
+        let mut s = t.successor();
+        assert!(!s.armed() && !s.pending());
+        let g6 = s.arm(us(60)).expect("a successor's first arm pushes");
+        assert_ne!(g5, g6);
+        assert_eq!(s.fire(g5, us(50)), Fired::Stale);
+        assert_eq!(s.fire(g6, us(60)), Fired::Due);
     }
 }

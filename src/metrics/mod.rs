@@ -284,28 +284,40 @@ impl ClassSummary {
         fct.sort_by(f64::total_cmp);
         sd.sort_by(f64::total_cmp);
         sdg.sort_by(f64::total_cmp);
-        // Means are summed in sorted order (what a reader re-deriving them from fct.csv
-        // would get by sorting first).
-        let avg = |v: &[f64]| {
-            if v.is_empty() {
-                f64::NAN
-            } else {
-                v.iter().sum::<f64>() / v.len() as f64
-            }
-        };
+        let n = fct.len();
+        ClassSummary::from_stats(
+            class,
+            sums,
+            n,
+            [
+                stats(fct.into_iter(), n),
+                stats(sd.into_iter(), n),
+                stats(sdg.into_iter(), n),
+            ],
+        )
+    }
+
+    /// The summary of a set of flows from its sums and the [`stats`] of its `finished` flows'
+    /// FCTs (us), slowdowns and group slowdowns.
+    fn from_stats(
+        class: String,
+        sums: &ClassSums,
+        finished: usize,
+        [fct, sd, sdg]: [[f64; 4]; 3],
+    ) -> ClassSummary {
         let (dl_n, dl_met) = (sums.deadline_flows, sums.deadline_met);
         ClassSummary {
             class,
             flows: sums.flows,
-            finished: fct.len() as u64,
-            avg_fct_us: avg(&fct),
-            p50_fct_us: percentile(&fct, 0.5),
-            p99_fct_us: percentile(&fct, 0.99),
-            p999_fct_us: percentile(&fct, 0.999),
-            avg_slowdown: avg(&sd),
-            p50_slowdown: percentile(&sd, 0.5),
-            p99_slowdown: percentile(&sd, 0.99),
-            p999_slowdown: percentile(&sd, 0.999),
+            finished: finished as u64,
+            avg_fct_us: fct[0],
+            p50_fct_us: fct[1],
+            p99_fct_us: fct[2],
+            p999_fct_us: fct[3],
+            avg_slowdown: sd[0],
+            p50_slowdown: sd[1],
+            p99_slowdown: sd[2],
+            p999_slowdown: sd[3],
             drops: sums.drops,
             deadline_flows: dl_n,
             deadline_met: if dl_n > 0 {
@@ -313,10 +325,10 @@ impl ClassSummary {
             } else {
                 f64::NAN
             },
-            avg_slowdown_group: avg(&sdg),
-            p50_slowdown_group: percentile(&sdg, 0.5),
-            p99_slowdown_group: percentile(&sdg, 0.99),
-            p999_slowdown_group: percentile(&sdg, 0.999),
+            avg_slowdown_group: sdg[0],
+            p50_slowdown_group: sdg[1],
+            p99_slowdown_group: sdg[2],
+            p999_slowdown_group: sdg[3],
             attribution_us: if sums.attr_n > 0 {
                 sums.attr_sum
                     .iter()
@@ -327,6 +339,31 @@ impl ClassSummary {
             },
         }
     }
+}
+
+/// Mean, median, 99th and 99.9th percentile (nearest rank, as [`percentile`]) of `n` values
+/// given in increasing order; NaN when there are none. The mean is summed in that order (what
+/// a reader re-deriving it from `fct.csv` gets by sorting first), so values held in memory or
+/// merged from sorted runs on disk give the same bits.
+fn stats(sorted: impl Iterator<Item = f64>, n: usize) -> [f64; 4] {
+    if n == 0 {
+        return [f64::NAN; 4];
+    }
+    let rank = |p: f64| ((p * n as f64).ceil().max(1.0) as usize).min(n) - 1;
+    let ranks = [rank(0.5), rank(0.99), rank(0.999)];
+    let mut at = [f64::NAN; 3];
+    let sum: f64 = sorted
+        .enumerate()
+        .map(|(i, v)| {
+            for (a, &r) in at.iter_mut().zip(&ranks) {
+                if i == r {
+                    *a = v;
+                }
+            }
+            v
+        })
+        .sum();
+    [sum / n as f64, at[0], at[1], at[2]]
 }
 
 /// What a summary adds up over its flows, one flow at a time (everything but the sorted
@@ -378,11 +415,130 @@ const TAGS: [crate::workload::FlowTag; 4] = [
     crate::workload::FlowTag::Background,
 ];
 
+/// A summary row: which flows it covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Group {
+    All,
+    Class(usize),
+    Below(usize),
+    Tag(usize),
+    Deadline(u64),
+}
+
+impl Group {
+    /// Its name in spill files.
+    fn file(self) -> String {
+        match self {
+            Group::All => "all".into(),
+            Group::Class(c) => format!("c{c}"),
+            Group::Below(i) => format!("b{i}"),
+            Group::Tag(t) => format!("t{t}"),
+            Group::Deadline(d) => format!("d{d}"),
+        }
+    }
+}
+
+/// Sorted runs of a summary's values on disk (runs with many flows): per chunk of finished
+/// flows, per summary row and value (FCT, slowdown, group slowdown), the chunk's values sorted,
+/// as little-endian f64; merged in order when the rows are made. The directory is removed
+/// when dropped.
+#[derive(Debug)]
+struct ValueSpill {
+    /// Where the directory goes, named after the run, until it is made.
+    parent: std::path::PathBuf,
+    run: String,
+    dir: Option<std::path::PathBuf>,
+    rows: usize,
+    chunks: usize,
+    /// Run files per (row, value).
+    runs: std::collections::BTreeMap<(Group, u8), Vec<std::path::PathBuf>>,
+}
+
+impl Drop for ValueSpill {
+    fn drop(&mut self) {
+        if let Some(d) = &self.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// Values merged in increasing order from sorted runs of little-endian f64.
+struct Merge {
+    readers: Vec<std::io::BufReader<std::fs::File>>,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(Total, usize)>>,
+    error: Option<std::io::Error>,
+}
+
+/// An f64 ordered by `total_cmp` (the order `sort_by(f64::total_cmp)` gives).
+#[derive(Clone, Copy, Debug)]
+struct Total(f64);
+
+impl PartialEq for Total {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.total_cmp(&o.0).is_eq()
+    }
+}
+impl Eq for Total {}
+impl PartialOrd for Total {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Total {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+impl Merge {
+    fn new(files: &[std::path::PathBuf]) -> std::io::Result<Merge> {
+        let mut m = Merge {
+            readers: Vec::with_capacity(files.len()),
+            heap: std::collections::BinaryHeap::new(),
+            error: None,
+        };
+        for (i, f) in files.iter().enumerate() {
+            let mut r = std::io::BufReader::new(std::fs::File::open(f)?);
+            if let Some(v) = read_f64(&mut r)? {
+                m.heap.push(std::cmp::Reverse((Total(v), i)));
+            }
+            m.readers.push(r);
+        }
+        Ok(m)
+    }
+}
+
+fn read_f64(r: &mut impl std::io::Read) -> std::io::Result<Option<f64>> {
+    let mut b = [0u8; 8];
+    match r.read_exact(&mut b) {
+        Ok(()) => Ok(Some(f64::from_le_bytes(b))),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl Iterator for Merge {
+    type Item = f64;
+    fn next(&mut self) -> Option<f64> {
+        let std::cmp::Reverse((Total(v), i)) = self.heap.pop()?;
+        match read_f64(&mut self.readers[i]) {
+            Ok(Some(w)) => self.heap.push(std::cmp::Reverse((Total(w), i))),
+            Ok(None) => {}
+            Err(e) => {
+                self.error = Some(e);
+                self.heap.clear();
+            }
+        }
+        Some(v)
+    }
+}
+
 /// A run's summary rows, built one flow record at a time: `all`, each size class, each
 /// cumulative class, each traffic kind present, each deadline class (increasing). It keeps
 /// the sums of each row and 40 bytes per finished flow (exact percentiles and sorted-order
-/// means need every value), not the records.
-#[derive(Clone, Debug)]
+/// means need every value), not the records; with [`SummaryBuilder::spill_to`], only a chunk
+/// of them: the rest are sorted runs on disk, merged when the rows are made.
+#[derive(Debug)]
 pub struct SummaryBuilder {
     classes: SizeClasses,
     cumulative: Vec<(String, u64)>,
@@ -392,6 +548,9 @@ pub struct SummaryBuilder {
     tags: [ClassSums; TAGS.len()],
     deadline: std::collections::BTreeMap<crate::units::SimTime, ClassSums>,
     finished: Vec<Finished>,
+    spill: Option<ValueSpill>,
+    /// The first error writing the spill (reported by [`SummaryBuilder::finish`]).
+    error: Option<String>,
 }
 
 impl SummaryBuilder {
@@ -406,7 +565,99 @@ impl SummaryBuilder {
             tags: Default::default(),
             deadline: Default::default(),
             finished: Vec::new(),
+            spill: None,
+            error: None,
         }
+    }
+
+    /// Writes the finished flows' values out in sorted runs of `rows` flows, in a hidden
+    /// directory under `parent` named after run `run` (made when the first run is written).
+    pub fn spill_to(&mut self, parent: std::path::PathBuf, run: &str, rows: usize) {
+        self.spill = Some(ValueSpill {
+            parent,
+            run: run.to_string(),
+            dir: None,
+            rows: rows.max(1),
+            chunks: 0,
+            runs: Default::default(),
+        });
+    }
+
+    /// The rows, in order (deadline classes known so far).
+    fn groups(&self) -> Vec<Group> {
+        let mut v = vec![Group::All];
+        v.extend((0..self.by_class.len()).map(Group::Class));
+        v.extend((0..self.below.len()).map(Group::Below));
+        v.extend((0..TAGS.len()).map(Group::Tag));
+        v.extend(self.deadline.keys().map(|d| Group::Deadline(d.0)));
+        v
+    }
+
+    /// Whether row `g` covers finished flow `f`.
+    fn covers(&self, g: Group, f: &Finished) -> bool {
+        match g {
+            Group::All => true,
+            Group::Class(c) => self.classes.class_of(f.size) == c,
+            Group::Below(i) => f.size < self.cumulative[i].1,
+            Group::Tag(t) => f.tag as usize == t,
+            Group::Deadline(d) => f.deadline_class == d,
+        }
+    }
+
+    /// Row `g`'s values (FCT in us, slowdown, group slowdown) among `fin`.
+    fn values(&self, g: Group, fin: &[Finished]) -> [Vec<f64>; 3] {
+        let (mut fct, mut sd, mut sdg) = (Vec::new(), Vec::new(), Vec::new());
+        for f in fin.iter().filter(|f| self.covers(g, f)) {
+            fct.push(f.fct_ps as f64 / 1e6);
+            sd.push(f.slowdown);
+            sdg.push(f.slowdown_group);
+        }
+        [fct, sd, sdg]
+    }
+
+    /// Writes the held finished flows out as one chunk of sorted runs.
+    fn spill_chunk(&mut self) {
+        let fin = std::mem::take(&mut self.finished);
+        if self.error.is_some() {
+            return;
+        }
+        if let Err(e) = self.write_chunk(&fin) {
+            self.error = Some(format!("writing summary values: {e}"));
+        }
+    }
+
+    fn write_chunk(&mut self, fin: &[Finished]) -> std::io::Result<()> {
+        use std::io::Write;
+        let groups = self.groups();
+        let mut out: Vec<(Group, [Vec<f64>; 3])> = Vec::new();
+        for g in groups {
+            let v = self.values(g, fin);
+            if !v[0].is_empty() {
+                out.push((g, v));
+            }
+        }
+        let sp = self.spill.as_mut().expect("spilling");
+        if sp.dir.is_none() {
+            std::fs::create_dir_all(&sp.parent)?;
+            let d = crate::report::temp_name(&sp.parent, &format!("{}.summary-values", sp.run));
+            std::fs::create_dir_all(&d)?;
+            sp.dir = Some(d);
+        }
+        let dir = sp.dir.clone().expect("made");
+        for (g, vals) in out {
+            for (m, mut v) in vals.into_iter().enumerate() {
+                v.sort_by(f64::total_cmp);
+                let path = dir.join(format!("{}-{}-{m}.f64", sp.chunks, g.file()));
+                let mut w = std::io::BufWriter::new(std::fs::File::create(&path)?);
+                for x in v {
+                    w.write_all(&x.to_le_bytes())?;
+                }
+                w.flush()?;
+                sp.runs.entry((g, m as u8)).or_default().push(path);
+            }
+        }
+        sp.chunks += 1;
+        Ok(())
     }
 
     /// Adds flow record `r`, of deadline class `dl` (the record's `deadline_class`).
@@ -425,6 +676,13 @@ impl SummaryBuilder {
         if let Some(d) = dl {
             self.deadline.entry(d).or_default().add(r);
         }
+        if self
+            .spill
+            .as_ref()
+            .is_some_and(|sp| self.finished.len() >= sp.rows)
+        {
+            self.spill_chunk();
+        }
         if let (Some(f), Some(s)) = (r.fct_ps, r.slowdown) {
             self.finished.push(Finished {
                 fct_ps: f,
@@ -442,39 +700,58 @@ impl SummaryBuilder {
         self.deadline.entry(d).or_default();
     }
 
-    /// The rows, in order.
-    pub fn finish(self) -> Vec<ClassSummary> {
-        let fin = &self.finished;
-        let row = |name: String, sums: &ClassSums, keep: &dyn Fn(&Finished) -> bool| {
-            let (mut fct, mut sd, mut sdg) = (Vec::new(), Vec::new(), Vec::new());
-            for f in fin.iter().filter(|f| keep(f)) {
-                fct.push(f.fct_ps as f64 / 1e6);
-                sd.push(f.slowdown);
-                sdg.push(f.slowdown_group);
-            }
-            ClassSummary::from_parts(name, sums, fct, sd, sdg)
-        };
-        let classes = &self.classes;
-        let mut v = vec![row("all".into(), &self.all, &|_| true)];
-        for (c, sums) in self.by_class.iter().enumerate() {
-            v.push(row(classes.name(c), sums, &|f| {
-                classes.class_of(f.size) == c
-            }));
+    /// The rows, in order; an error if the spill could not be written or read.
+    pub fn finish(mut self) -> Result<Vec<ClassSummary>, String> {
+        if self.spill.is_some() && !self.finished.is_empty() {
+            self.spill_chunk();
         }
-        for ((name, b), sums) in self.cumulative.iter().zip(&self.below) {
-            v.push(row(name.clone(), sums, &|f| f.size < *b));
+        if let Some(e) = self.error.take() {
+            return Err(e);
         }
-        for (t, sums) in self.tags.iter().enumerate() {
-            if sums.flows > 0 {
-                let name = format!("tag:{}", TAGS[t].name());
-                v.push(row(name, sums, &|f| f.tag as usize == t));
-            }
+        let mut v = Vec::new();
+        for g in self.groups() {
+            let (name, sums) = match g {
+                Group::All => ("all".to_string(), &self.all),
+                Group::Class(c) => (self.classes.name(c), &self.by_class[c]),
+                Group::Below(i) => (self.cumulative[i].0.clone(), &self.below[i]),
+                Group::Tag(t) if self.tags[t].flows > 0 => {
+                    (format!("tag:{}", TAGS[t].name()), &self.tags[t])
+                }
+                Group::Tag(_) => continue,
+                Group::Deadline(d) => {
+                    let d = crate::units::SimTime(d);
+                    (format!("deadline:{d}"), &self.deadline[&d])
+                }
+            };
+            let row = match &self.spill {
+                None => {
+                    let [fct, sd, sdg] = self.values(g, &self.finished);
+                    ClassSummary::from_parts(name, sums, fct, sd, sdg)
+                }
+                Some(sp) => {
+                    let mut st = [[f64::NAN; 4]; 3];
+                    let mut n = 0;
+                    for (m, s) in st.iter_mut().enumerate() {
+                        let files = sp.runs.get(&(g, m as u8)).map_or(&[][..], |f| &f[..]);
+                        let len = files
+                            .iter()
+                            .map(|f| std::fs::metadata(f).map(|m| m.len() as usize / 8))
+                            .sum::<std::io::Result<usize>>()
+                            .map_err(|e| format!("reading summary values: {e}"))?;
+                        let mut merge = Merge::new(files)
+                            .map_err(|e| format!("reading summary values: {e}"))?;
+                        *s = stats(&mut merge, len);
+                        if let Some(e) = merge.error {
+                            return Err(format!("reading summary values: {e}"));
+                        }
+                        n = len;
+                    }
+                    ClassSummary::from_stats(name, sums, n, st)
+                }
+            };
+            v.push(row);
         }
-        for (d, sums) in &self.deadline {
-            let name = format!("deadline:{d}");
-            v.push(row(name, sums, &|f| f.deadline_class == d.0));
-        }
-        v
+        Ok(v)
     }
 }
 
@@ -546,6 +823,23 @@ mod tests {
         assert_eq!(percentile(&v, 0.99), 99.0);
         assert_eq!(percentile(&v, 0.999), 100.0);
         assert_eq!(percentile(&[3.0], 0.99), 3.0);
+    }
+
+    #[test]
+    fn streamed_stats_match_the_sorted_vector() {
+        // Values in increasing order, as merged runs give them: the same mean bits and
+        // nearest-rank percentiles as the in-memory path.
+        let mut rng = crate::engine::RngStream::new(7, "t");
+        for n in [1usize, 2, 7, 999, 1000, 1001, 4096] {
+            let mut v: Vec<f64> = (0..n).map(|_| rng.exp(3.0)).collect();
+            v.sort_by(f64::total_cmp);
+            let s = stats(v.iter().copied(), n);
+            assert_eq!(s[0].to_bits(), (v.iter().sum::<f64>() / n as f64).to_bits());
+            assert_eq!(s[1], percentile(&v, 0.5));
+            assert_eq!(s[2], percentile(&v, 0.99));
+            assert_eq!(s[3], percentile(&v, 0.999));
+        }
+        assert!(stats(std::iter::empty(), 0).iter().all(|x| x.is_nan()));
     }
 
     #[test]

@@ -217,10 +217,13 @@ pub struct HostFifo {
 
 /// Flow-state release (retiring mode): a finished flow's slot in [`Sim::flows`] (and its
 /// transport and attribution state) is reused once nothing of the flow is left: no packet of
-/// it anywhere (host queue, wire, switch buffer; [`Flow::in_net`]), no timer event of it in
-/// the event queue, not in its host's ready list. Nothing then can change its record, so it is
-/// handed out ([`Sim::take_retired`]) and the run's memory follows the flows in progress, not
-/// the flows of the run.
+/// it anywhere (host queue, wire, switch buffer; [`Flow::in_net`]), no timer armed, not in its
+/// host's ready list. Nothing then can change its record, so it is handed out
+/// ([`Sim::take_retired`]) and the run's memory follows the flows in progress, not the flows
+/// of the run. A cancelled timer's event may still be queued (a retransmission timer's, up to
+/// an RTO later): the next occupant's timers continue its generations
+/// ([`LazyTimer::successor`](crate::engine::LazyTimer::successor)), so that event finds them
+/// stale, as it would have found the finished flow's idle: it does nothing either way.
 ///
 /// Slots are indices only: no decision depends on a flow's slot (ECMP hashes the 5-tuple,
 /// whose source port comes from the workload's flow id; NIC lists keep ready order), so the
@@ -1005,6 +1008,9 @@ impl Sim {
         if f.idx() == self.flows.len() {
             self.flows.push(fl);
         } else {
+            let old = &self.flows[f.idx()];
+            fl.timer = old.timer.successor();
+            fl.pace = old.pace.successor();
             self.flows[f.idx()] = fl;
         }
         f
@@ -1019,7 +1025,10 @@ impl Sim {
         pending.retain(|&f| {
             let fl = &self.flows[f.idx()];
             debug_assert!(fl.done(), "only finished flows retire");
-            if fl.in_net > 0 || fl.in_ready || fl.timer.pending() || fl.pace.pending() {
+            // Timers cancelled are enough: an event they left queued finds the next
+            // occupant's timers (their generations continue) stale, as it would find these
+            // idle; either way nothing happens.
+            if fl.in_net > 0 || fl.in_ready || fl.timer.armed() || fl.pace.armed() {
                 return true;
             }
             let attribution = self.attrib.as_mut().and_then(|a| a.take_result(f.idx()));
