@@ -4,7 +4,8 @@
 //!
 //! The estimate is an upper bound of the large parts: routing tables (a candidate list per
 //! switch and destination ToR, see `net::routing`), flow state (spec, transport state,
-//! record, attribution, about 1 KiB per flow), ports and queues, the time series and packet trace buffers, and the
+//! record, attribution, about 1 KiB per flow; for a streamed Poisson workload only a chunk
+//! of records and the flows in progress), ports and queues, the time series and packet trace buffers, and the
 //! sawtooth probe's samples. It does not model queue growth under load (bounded by the
 //! buffers) or the allocator's overhead.
 
@@ -14,6 +15,28 @@ use std::path::Path;
 
 /// Bytes of state per flow (spec, transport, record, attribution), an upper bound.
 const PER_FLOW: u64 = 1024;
+/// Flows in progress per host a streamed run is allowed for (an upper bound by assumption:
+/// with flows released as they finish, what is held follows the load, not the workload).
+const STREAMED_PER_HOST: u64 = 256;
+
+/// Whether every run of `cfg` pulls its workload as flows start and releases them as they
+/// finish: Poisson arrivals without on/off periods, TCP-family or UDP schemes only, and
+/// nothing that keeps every flow (`experiment::retires`).
+fn streams(cfg: &Config) -> bool {
+    matches!(
+        cfg.workload,
+        crate::workload::WorkloadConfig::Poisson {
+            on: None,
+            off: None,
+            ..
+        }
+    ) && crate::experiment::retires(cfg)
+        && cfg.schemes.iter().all(|s| {
+            crate::scheme::Scheme::parse(s)
+                .is_ok_and(|s| s.transport != crate::config::TransportKind::Rdma)
+        })
+}
+
 /// Bytes per port (the port with its queues' headers, counters, the MMU's share).
 const PER_PORT: u64 = 1024;
 
@@ -152,10 +175,14 @@ pub fn estimate(cfg: &Config, base: &Path) -> Estimate {
     let file = matches!(cfg.topology, TopologyConfig::File { .. });
     let routes = routes_bytes(&sh, hosts, file);
     let links = sh.links;
-    let flows = cfg
-        .workload
-        .max_flows(base, cfg.topology.n_hosts())
-        .saturating_mul(PER_FLOW);
+    let mut held = cfg.workload.max_flows(base, cfg.topology.n_hosts());
+    if streams(cfg) {
+        // Flows are made as they start and released as they finish, records written out in
+        // chunks: what is held is the chunk and the flows in progress, not the workload.
+        held = held
+            .min(crate::experiment::SPILL_ROWS as u64 + hosts.saturating_mul(STREAMED_PER_HOST));
+    }
+    let flows = held.saturating_mul(PER_FLOW);
     let ports = links.saturating_mul(2 * PER_PORT);
     let mut observers = 0u64;
     if let Some(t) = &cfg.timeseries {

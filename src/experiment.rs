@@ -435,16 +435,20 @@ fn run_probe(
 
 /// Builds the simulation of one run, ready to run.
 pub fn build_sim(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<Sim, String> {
-    // Flow state is released as flows finish, unless something reads flows by slot or the
-    // ideal FCTs need the end's routes (see `sim::Retire`).
-    let retire = cfg.failures.is_empty()
+    build_sim_with(cfg, base, plan, true)
+}
+
+/// Whether runs of `cfg` may release flow state as flows finish (`sim::Retire`): nothing reads
+/// flows by slot and the ideal FCTs do not need the end's routes. The transport (TCP family or
+/// UDP) and the workload (no dependencies) are checked when the simulation is built.
+pub fn retires(cfg: &Config) -> bool {
+    cfg.failures.is_empty()
         && cfg.routing.pin.is_none()
         && cfg.pcap.is_none()
         && cfg.timeseries.is_none()
         && cfg.probe.is_none()
         && cfg.end_when.is_none()
-        && cfg.nic.order != crate::config::NicOrder::Index;
-    build_sim_with(cfg, base, plan, retire)
+        && cfg.nic.order != crate::config::NicOrder::Index
 }
 
 /// [`build_sim`], choosing whether flows are released as they finish (`retire`; honoured
@@ -456,14 +460,7 @@ pub fn build_sim_with(
     retire: bool,
 ) -> Result<Sim, String> {
     let n_hosts = cfg.topology.n_hosts();
-    let retire = retire
-        && cfg.failures.is_empty()
-        && cfg.routing.pin.is_none()
-        && cfg.pcap.is_none()
-        && cfg.timeseries.is_none()
-        && cfg.probe.is_none()
-        && cfg.end_when.is_none()
-        && cfg.nic.order != crate::config::NicOrder::Index;
+    let retire = retire && retires(cfg);
     // A run that releases its flows pulls a generated workload as its flows start.
     let stream = match retire {
         true => cfg.workload.stream(
