@@ -151,7 +151,7 @@ pub struct SimSetup<'a> {
     pub transport: TransportSpec,
     pub flows: Vec<FlowSpec>,
     /// Release each flow's state once it has finished and its last packet is gone
-    /// ([`Retire`]); honoured for TCP and UDP workloads without dependencies.
+    /// (`Retire`); honoured for TCP and UDP workloads without dependencies.
     pub retire: bool,
     /// The workload as a stream in start order, with its length, instead of `flows` (which
     /// is then empty): pulled as flows start in retiring mode, collected otherwise.
@@ -260,7 +260,7 @@ pub struct Sim {
     /// pFabric: host NICs send the ready flow of the smallest rank first.
     nic_rank: Option<RankKind>,
     /// Flow records by slot (a flow's [`FlowId`]): every flow of the run, or in retiring
-    /// mode the flows in progress, in reused slots ([`Retire`]).
+    /// mode the flows in progress, in reused slots (`Retire`).
     pub flows: Vec<Flow>,
     /// Retiring mode: the workload's flows, started in order from `next_start`, and what is
     /// being released.
@@ -1053,7 +1053,7 @@ impl Sim {
         }
     }
 
-    /// Whether the run releases flows as they finish ([`Retire`]).
+    /// Whether the run releases flows as they finish (`Retire`).
     pub fn retiring(&self) -> bool {
         self.retire.is_some()
     }

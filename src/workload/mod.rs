@@ -2047,6 +2047,63 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_streamed_poisson_workload_is_the_generated_one() {
+        let rate = BitRate::from_gbps(100);
+        for (interarrival, until, stop) in [
+            (Interarrival::Exponential, None, None),
+            (Interarrival::Lognormal, Some(SimTime::from_us(300)), None),
+            (
+                Interarrival::Exponential,
+                Some(SimTime::from_us(300)),
+                Some(SimTime::from_us(200)),
+            ),
+            (Interarrival::Exponential, None, Some(SimTime::from_us(100))),
+        ] {
+            let w = WorkloadConfig::Poisson {
+                size_cdf: "web_search".into(),
+                load: 0.4,
+                flows: 5_000,
+                start: SimTime::from_us(3),
+                until,
+                tag: FlowTag::Background,
+                interarrival,
+                sigma: Some(2.0),
+                on: None,
+                off: None,
+            };
+            let mut listed = w.generate(32, rate, 9, Path::new(".")).unwrap();
+            // The run's stop time drops later arrivals from a list (experiment::build_sim).
+            listed.retain(|f| stop.is_none_or(|s| f.start < s));
+            let (st, n) = w
+                .stream(32, rate, 9, Path::new("."), stop)
+                .unwrap()
+                .unwrap();
+            let streamed: Vec<FlowSpec> = st.collect();
+            assert_eq!(n, listed.len());
+            assert!(n > 10, "{n} flows");
+            assert_eq!(streamed, listed);
+        }
+        // On/off sources come as a list.
+        let w = WorkloadConfig::Poisson {
+            size_cdf: "web_search".into(),
+            load: 0.4,
+            flows: 100,
+            start: SimTime::ZERO,
+            until: None,
+            tag: FlowTag::Flow,
+            interarrival: Interarrival::Exponential,
+            sigma: None,
+            on: Some(SimTime::from_us(10)),
+            off: Some(SimTime::from_us(10)),
+        };
+        assert!(
+            w.stream(32, rate, 9, Path::new("."), None)
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
     fn poisson_rate_matches_load() {
         let w = WorkloadConfig::Poisson {
             size_cdf: "web_search".into(),
