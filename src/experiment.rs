@@ -295,6 +295,9 @@ pub fn execute_with(
             rec.flow(net, &r.flow, r.tcp, r.attribution);
         }
     });
+    if let Some(e) = sim.stream_error() {
+        return Err(e.to_string());
+    }
     let mut r = collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)?;
     r.totals.sawtooth = sawtooth;
     if let Some(w) = sim.pcap.take() {

@@ -155,7 +155,7 @@ pub struct SimSetup<'a> {
     pub retire: bool,
     /// The workload as a stream in start order, with its length, instead of `flows` (which
     /// is then empty): pulled as flows start in retiring mode, collected otherwise.
-    pub stream: Option<(crate::workload::PoissonStream, usize)>,
+    pub stream: Option<(crate::workload::FlowStream, crate::workload::StreamCheck)>,
     pub data_prio: u8,
     pub ack_prio: u8,
     pub stop_time: Option<SimTime>,
@@ -266,7 +266,7 @@ pub struct Sim {
     /// being released.
     specs: Vec<FlowSpec>,
     /// Retiring mode with a streamed workload: its next flow, and the rest.
-    stream: Option<Box<(Option<FlowSpec>, crate::workload::PoissonStream)>>,
+    stream: Option<Box<(Option<FlowSpec>, crate::workload::FlowStream)>>,
     retire: Option<Box<Retire>>,
     data_prio: u8,
     ack_prio: u8,
@@ -343,11 +343,14 @@ impl Sim {
     pub fn new(s: SimSetup) -> Result<Sim, String> {
         let mut s = s;
         let mut stream = s.stream.take();
-        let streamed = stream.as_ref().map_or(0, |(_, n)| *n);
+        let streamed = stream.as_ref().map_or(0, |(_, c)| c.flows);
         if !s.retire || matches!(s.transport, TransportSpec::Rdma(_)) {
             // Only a retiring run pulls flows as they start.
-            if let Some((st, _)) = stream.take() {
-                s.flows = st.collect();
+            if let Some((mut st, _)) = stream.take() {
+                s.flows = st.by_ref().collect();
+                if let Some(e) = st.error() {
+                    return Err(e.to_string());
+                }
             }
         }
         let pfc_frame = s
@@ -367,6 +370,12 @@ impl Sim {
                 s.ack_prio,
                 s.data_prio.max(s.ack_prio) + 1
             ));
+        }
+        // A streamed workload's flows were checked as it was read, but not against the queues.
+        if let Some((_, c)) = &stream
+            && let Some(Some((id, prio))) = c.prio_at_least.get(nq)
+        {
+            return Err(format!("flow {id}: priority {prio} but only {nq} queues"));
         }
         let host_rate = |h: u32| net.ports[net.host_port(h).idx()].rate;
         let mut flows = Vec::with_capacity(s.flows.len());
@@ -1053,6 +1062,12 @@ impl Sim {
         }
     }
 
+    /// Why the streamed workload ended before its flows did (a flow file that changed during
+    /// the run): the run's results would be wrong.
+    pub fn stream_error(&self) -> Option<&str> {
+        self.stream.as_ref().and_then(|st| st.1.error())
+    }
+
     /// Whether the run releases flows as they finish (`Retire`).
     pub fn retiring(&self) -> bool {
         self.retire.is_some()
@@ -1076,7 +1091,7 @@ impl Sim {
             .map(|(f, _)| f.clone())
             .collect();
         let unstarted: Vec<FlowSpec> = match &self.stream {
-            Some(st) => st.0.iter().cloned().chain(st.1.clone()).collect(),
+            Some(st) => st.0.iter().cloned().chain(st.1.rest()).collect(),
             None => self.specs[self.next_start.min(self.specs.len())..].to_vec(),
         };
         for (i, spec) in (self.next_start..).zip(&unstarted) {

@@ -1192,10 +1192,13 @@ impl Iterator for PoissonStream {
 }
 
 impl WorkloadConfig {
-    /// The workload as a stream of flows in start order, for the workloads generated that way
-    /// (Poisson arrivals without on/off periods): arrivals at or after `stop` are not made.
-    /// Checked to the end here (the count, and the horizon [`WorkloadConfig::generate`]
-    /// checks), so that pulling from it cannot fail. None: the workload comes as a list.
+    /// The workload as a stream of flows in start order, for the workloads that can come
+    /// that way: Poisson arrivals without on/off periods, and flow-list CSV files already in
+    /// (start, flow id) order without dependencies. Flows at or after `stop` are not made.
+    /// Checked to the end here (the count, the horizon [`WorkloadConfig::generate`] checks,
+    /// for a file every row), so that pulling from it does not fail (a file that changes
+    /// during the run ends its stream with [`FlowStream::error`]). None: the workload comes
+    /// as a list ([`WorkloadConfig::generate`], which also reports what is wrong with it).
     pub fn stream(
         &self,
         n_hosts: usize,
@@ -1203,7 +1206,15 @@ impl WorkloadConfig {
         seed: u64,
         base: &Path,
         stop: Option<SimTime>,
-    ) -> Result<Option<(PoissonStream, usize)>, String> {
+    ) -> Result<Option<(FlowStream, StreamCheck)>, String> {
+        if let WorkloadConfig::Csv { file } = self {
+            let path = base.join(file);
+            let Some(c) = check_csv_stream(&path, n_hosts, stop) else {
+                return Ok(None);
+            };
+            let s = CsvStream::open(&path, n_hosts, stop)?;
+            return Ok(Some((FlowStream::Csv(s), c)));
+        }
         let WorkloadConfig::Poisson {
             size_cdf,
             load,
@@ -1250,7 +1261,11 @@ impl WorkloadConfig {
             }
             n += 1;
         }
-        Ok(Some((s, n)))
+        let c = StreamCheck {
+            flows: n,
+            ..Default::default()
+        };
+        Ok(Some((FlowStream::Poisson(s), c)))
     }
 }
 
@@ -1282,10 +1297,44 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let mut r = csv::ReaderBuilder::new()
+    let mut r = csv_reader(text.as_bytes());
+    let cols = csv_header(&mut r, path)?;
+    let mut out = Vec::new();
+    let mut ids = std::collections::BTreeSet::new();
+    // Per flow with `after`: its line and the flows it waits for.
+    let mut deps: Vec<(usize, usize, Vec<u64>)> = Vec::new();
+    for rec in r.records() {
+        let f = rec.map_err(|e| format!("{}: {e}", path.display()))?;
+        let Some((spec, after)) = csv_row(&f, &cols, path, n_hosts, &mut |id| ids.insert(id))?
+        else {
+            continue;
+        };
+        if let Some(list) = after {
+            let line = f.position().map_or(0, |p| p.line());
+            deps.push((out.len(), line as usize, list));
+        }
+        out.push(spec);
+    }
+    if out.is_empty() {
+        return Err(format!("{}: no flows", path.display()));
+    }
+    link_dependencies(&mut out, deps, &path.display().to_string(), "line")?;
+    Ok(out)
+}
+
+/// The reader of a flow-list CSV.
+fn csv_reader<R: std::io::Read>(r: R) -> csv::Reader<R> {
+    csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .flexible(true)
-        .from_reader(text.as_bytes());
+        .from_reader(r)
+}
+
+/// A flow-list CSV's columns, checked.
+fn csv_header<R: std::io::Read>(
+    r: &mut csv::Reader<R>,
+    path: &Path,
+) -> Result<Vec<String>, String> {
     let cols: Vec<String> = r
         .headers()
         .map_err(|e| format!("{}: {e}", path.display()))?
@@ -1312,92 +1361,293 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
             ));
         }
     }
-    let mut out = Vec::new();
-    let mut ids = std::collections::BTreeSet::new();
-    // Per flow with `after`: its line and the flows it waits for.
-    let mut deps: Vec<(usize, usize, Vec<u64>)> = Vec::new();
-    for rec in r.records() {
-        let f = rec.map_err(|e| format!("{}: {e}", path.display()))?;
-        let line = f.position().map_or(0, |p| p.line());
-        let at = || format!("{} line {line}", path.display());
-        if f.iter().all(|x| x.is_empty()) {
-            continue;
-        }
-        if f.len() != cols.len() {
-            return Err(format!(
-                "{}: expected {} fields, got {}",
+    Ok(cols)
+}
+
+/// A flow-list CSV row: its flow, and the flow ids it waits for (`after`), if any.
+type CsvRow = (FlowSpec, Option<Vec<u64>>);
+
+/// One flow-list CSV row: its flow and the ids it waits for (`after`), or None for a blank
+/// row. `new_id` says whether a flow id was not seen before (and records it).
+fn csv_row(
+    f: &csv::StringRecord,
+    cols: &[String],
+    path: &Path,
+    n_hosts: usize,
+    new_id: &mut dyn FnMut(u64) -> bool,
+) -> Result<Option<CsvRow>, String> {
+    let line = f.position().map_or(0, |p| p.line());
+    let at = || format!("{} line {line}", path.display());
+    if f.iter().all(|x| x.is_empty()) {
+        return Ok(None);
+    }
+    if f.len() != cols.len() {
+        return Err(format!(
+            "{}: expected {} fields, got {}",
+            at(),
+            cols.len(),
+            f.len()
+        ));
+    }
+    let num = |i: usize| -> Result<u64, String> {
+        f[i].parse::<u64>().map_err(|_| {
+            format!(
+                "{}: `{}` = `{}` is not a non-negative integer",
                 at(),
-                cols.len(),
-                f.len()
+                cols[i],
+                &f[i]
+            )
+        })
+    };
+    let time = |i: usize| -> Result<SimTime, String> {
+        let v = num(i)?;
+        if v > MAX_CSV_TIME_NS {
+            return Err(format!(
+                "{}: `{}` = {v} is out of range (at most {MAX_CSV_TIME_NS} ns)",
+                at(),
+                cols[i]
             ));
         }
-        let num = |i: usize| -> Result<u64, String> {
-            f[i].parse::<u64>().map_err(|_| {
-                format!(
-                    "{}: `{}` = `{}` is not a non-negative integer",
-                    at(),
-                    cols[i],
-                    &f[i]
-                )
-            })
-        };
-        let time = |i: usize| -> Result<SimTime, String> {
-            let v = num(i)?;
-            if v > MAX_CSV_TIME_NS {
-                return Err(format!(
-                    "{}: `{}` = {v} is out of range (at most {MAX_CSV_TIME_NS} ns)",
-                    at(),
-                    cols[i]
-                ));
-            }
-            Ok(SimTime::from_ns(v))
-        };
-        let (id, src, dst, size, start) = (num(0)?, num(1)?, num(2)?, num(3)?, time(4)?);
-        if src as usize >= n_hosts || dst as usize >= n_hosts {
-            return Err(format!("{}: hosts must be in 0..{n_hosts}", at()));
-        }
-        if src == dst {
-            return Err(format!("{}: src and dst are the same host", at()));
-        }
-        if size == 0 {
-            return Err(format!("{}: size_bytes must be positive", at()));
-        }
-        if id > u32::MAX as u64 || !ids.insert(id) {
-            return Err(format!("{}: flow_id {id} is duplicated or too large", at()));
-        }
-        let mut spec = FlowSpec::new(id as u32, src as u32, dst as u32, size, start);
-        for (i, c) in cols.iter().enumerate().skip(5) {
-            match c.as_str() {
-                "prio" => match num(i)? {
-                    v if v < 8 => spec.prio = Some(v as u8),
-                    _ => return Err(format!("{}: prio must be in 0..8", at())),
-                },
-                "after" => {
-                    let text = f[i].trim();
-                    if !text.is_empty() {
-                        let list = text
-                            .split(';')
-                            .map(|x| x.trim().parse::<u64>())
-                            .collect::<Result<Vec<u64>, _>>()
-                            .map_err(|_| {
-                                format!(
-                                    "{}: `after` = `{text}`: flow ids separated by `;` (e.g. 3;4)",
-                                    at()
-                                )
-                            })?;
-                        deps.push((out.len(), line as usize, list));
-                    }
+        Ok(SimTime::from_ns(v))
+    };
+    let (id, src, dst, size, start) = (num(0)?, num(1)?, num(2)?, num(3)?, time(4)?);
+    if src as usize >= n_hosts || dst as usize >= n_hosts {
+        return Err(format!("{}: hosts must be in 0..{n_hosts}", at()));
+    }
+    if src == dst {
+        return Err(format!("{}: src and dst are the same host", at()));
+    }
+    if size == 0 {
+        return Err(format!("{}: size_bytes must be positive", at()));
+    }
+    if id > u32::MAX as u64 || !new_id(id) {
+        return Err(format!("{}: flow_id {id} is duplicated or too large", at()));
+    }
+    let mut spec = FlowSpec::new(id as u32, src as u32, dst as u32, size, start);
+    let mut after = None;
+    for (i, c) in cols.iter().enumerate().skip(5) {
+        match c.as_str() {
+            "prio" => match num(i)? {
+                v if v < 8 => spec.prio = Some(v as u8),
+                _ => return Err(format!("{}: prio must be in 0..8", at())),
+            },
+            "after" => {
+                let text = f[i].trim();
+                if !text.is_empty() {
+                    let list = text
+                        .split(';')
+                        .map(|x| x.trim().parse::<u64>())
+                        .collect::<Result<Vec<u64>, _>>()
+                        .map_err(|_| {
+                            format!(
+                                "{}: `after` = `{text}`: flow ids separated by `;` (e.g. 3;4)",
+                                at()
+                            )
+                        })?;
+                    after = Some(list);
                 }
-                _ => spec.deadline = Some(time(i)?),
+            }
+            _ => spec.deadline = Some(time(i)?),
+        }
+    }
+    Ok(Some((spec, after)))
+}
+
+/// A flow-list CSV read row by row as its flows start (a file already in start order; see
+/// [`WorkloadConfig::stream`]). A row that no longer parses (the file changed since it was
+/// checked) ends the stream and is kept as its error.
+#[derive(Debug)]
+pub struct CsvStream {
+    path: PathBuf,
+    reader: csv::Reader<std::io::BufReader<std::fs::File>>,
+    cols: Vec<String>,
+    n_hosts: usize,
+    end: Option<SimTime>,
+    done: bool,
+    /// Records read so far (blank ones included).
+    records: u64,
+    pub error: Option<String>,
+}
+
+impl CsvStream {
+    fn open(path: &Path, n_hosts: usize, end: Option<SimTime>) -> Result<CsvStream, String> {
+        use std::io::BufRead;
+        let file = std::fs::File::open(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut b = std::io::BufReader::new(file);
+        let bom = b
+            .fill_buf()
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+            .starts_with("\u{feff}".as_bytes());
+        if bom {
+            b.consume(3);
+        }
+        let mut reader = csv_reader(b);
+        let cols = csv_header(&mut reader, path)?;
+        Ok(CsvStream {
+            path: path.to_path_buf(),
+            reader,
+            cols,
+            n_hosts,
+            end,
+            done: false,
+            records: 0,
+            error: None,
+        })
+    }
+
+    /// The next row's flow (blank rows skipped), whatever its start.
+    fn next_row(
+        &mut self,
+        new_id: &mut dyn FnMut(u64) -> bool,
+    ) -> Result<Option<(FlowSpec, bool)>, String> {
+        let mut rec = csv::StringRecord::new();
+        loop {
+            let more = self
+                .reader
+                .read_record(&mut rec)
+                .map_err(|e| format!("{}: {e}", self.path.display()))?;
+            if !more {
+                return Ok(None);
+            }
+            self.records += 1;
+            if let Some((spec, after)) =
+                csv_row(&rec, &self.cols, &self.path, self.n_hosts, new_id)?
+            {
+                return Ok(Some((spec, after.is_some())));
             }
         }
-        out.push(spec);
     }
-    if out.is_empty() {
-        return Err(format!("{}: no flows", path.display()));
+}
+
+impl CsvStream {
+    /// The flows still to come: the file read again from the current row.
+    fn rest(&self) -> Vec<FlowSpec> {
+        if self.done {
+            return Vec::new();
+        }
+        let Ok(mut again) = CsvStream::open(&self.path, self.n_hosts, self.end) else {
+            return Vec::new();
+        };
+        let mut rec = csv::StringRecord::new();
+        for _ in 0..self.records {
+            if !again.reader.read_record(&mut rec).unwrap_or(false) {
+                return Vec::new();
+            }
+        }
+        again.records = self.records;
+        again.collect()
     }
-    link_dependencies(&mut out, deps, &path.display().to_string(), "line")?;
-    Ok(out)
+}
+
+impl Iterator for CsvStream {
+    type Item = FlowSpec;
+
+    fn next(&mut self) -> Option<FlowSpec> {
+        if self.done {
+            return None;
+        }
+        match self.next_row(&mut |_| true) {
+            Ok(Some((spec, _))) if self.end.is_none_or(|e| spec.start < e) => Some(spec),
+            Ok(_) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                self.error = Some(format!("{e} (the file changed during the run)"));
+                None
+            }
+        }
+    }
+}
+
+/// A workload generated or read one flow at a time, in start order.
+#[derive(Debug)]
+pub enum FlowStream {
+    Poisson(PoissonStream),
+    Csv(CsvStream),
+}
+
+impl Iterator for FlowStream {
+    type Item = FlowSpec;
+
+    fn next(&mut self) -> Option<FlowSpec> {
+        match self {
+            FlowStream::Poisson(p) => p.next(),
+            FlowStream::Csv(c) => c.next(),
+        }
+    }
+}
+
+impl FlowStream {
+    /// The flows still to come, read without consuming them (a run collected before its last
+    /// arrivals, e.g. observed in time windows).
+    pub fn rest(&self) -> Vec<FlowSpec> {
+        match self {
+            FlowStream::Poisson(p) => p.clone().collect(),
+            FlowStream::Csv(c) => c.rest(),
+        }
+    }
+
+    /// Why the stream ended early, if it did (a file that no longer parses).
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            FlowStream::Csv(c) => c.error.as_deref(),
+            FlowStream::Poisson(_) => None,
+        }
+    }
+}
+
+/// What checking a stream to its end found: its length, and per priority `p` the first flow
+/// (id, priority) whose priority is at least `p` (a run with `p` queues refuses it).
+#[derive(Clone, Debug, Default)]
+pub struct StreamCheck {
+    pub flows: usize,
+    pub prio_at_least: [Option<(u32, u8)>; 9],
+}
+
+/// Checks flow-list CSV `path` for streaming: every row valid, no dependencies, rows in
+/// increasing (start, flow id) order (the order a run sorts a list into), ids distinct and
+/// below 2^28, every start within the horizon. None if it is not fit (the list reader then
+/// reads it, and reports whatever is wrong with it).
+fn check_csv_stream(path: &Path, n_hosts: usize, end: Option<SimTime>) -> Option<StreamCheck> {
+    let mut s = CsvStream::open(path, n_hosts, None).ok()?;
+    let mut seen: Vec<u64> = Vec::new();
+    let mut fresh = |id: u64| {
+        if id >= 1 << 28 {
+            return true; // refused below
+        }
+        let (w, b) = ((id / 64) as usize, id % 64);
+        if w >= seen.len() {
+            seen.resize(w + 1, 0);
+        }
+        let new = seen[w] & (1 << b) == 0;
+        seen[w] |= 1 << b;
+        new
+    };
+    let horizon = SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S);
+    let mut last: Option<(SimTime, u32)> = None;
+    let mut c = StreamCheck::default();
+    while let Some((f, after)) = s.next_row(&mut fresh).ok()? {
+        if after
+            || f.id >= 1 << 28
+            || f.start > horizon
+            || last.is_some_and(|l| l >= (f.start, f.id))
+        {
+            return None;
+        }
+        last = Some((f.start, f.id));
+        if end.is_none_or(|e| f.start < e) {
+            c.flows += 1;
+            if let Some(p) = f.prio {
+                for slot in &mut c.prio_at_least[..=p as usize] {
+                    slot.get_or_insert((f.id, p));
+                }
+            }
+        }
+    }
+    (last.is_some()).then_some(c)
 }
 
 /// The hosts of a collective: the given list (distinct, at least 2, each below `n_hosts`) or
@@ -2047,6 +2297,82 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_sorted_flow_file_streams_as_its_list_and_others_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |name: &str, text: &str| {
+            std::fs::write(dir.path().join(name), text).unwrap();
+            WorkloadConfig::Csv { file: name.into() }
+        };
+        let mut text =
+            String::from("\u{feff}flow_id,src,dst,size_bytes,start_ns,prio,deadline_ns\n");
+        for i in 0..3000u32 {
+            // Ties in start time ordered by id; blank lines skipped.
+            let line = format!(
+                "{},{},{},{},{},{},{}\n",
+                i * 2,
+                i % 7,
+                (i % 7) + 1,
+                1000 + i,
+                i / 3 * 100,
+                i % 3,
+                5000
+            );
+            text.push_str(&line);
+            if i % 50 == 0 {
+                text.push('\n');
+            }
+        }
+        let sorted = w("sorted.csv", &text);
+        let rate = BitRate::from_gbps(10);
+        let base = dir.path();
+        for stop in [None, Some(SimTime::from_ns(4_000))] {
+            let mut listed = sorted.generate(8, rate, 1, base).unwrap();
+            listed.retain(|f| stop.is_none_or(|s| f.start < s));
+            let (mut st, c) = sorted.stream(8, rate, 1, base, stop).unwrap().unwrap();
+            assert_eq!(c.flows, listed.len());
+            // The first flow of priority at least 2, for a run with 2 queues.
+            let first2 = listed.iter().find(|f| f.prio >= Some(2)).unwrap();
+            assert_eq!(c.prio_at_least[2], Some((first2.id, 2)));
+            let head: Vec<FlowSpec> = st.by_ref().take(40).collect();
+            let rest = st.rest();
+            let tail: Vec<FlowSpec> = st.by_ref().collect();
+            assert_eq!(rest, tail, "rest() reads what is still to come");
+            assert_eq!([head, tail].concat(), listed);
+            assert!(st.error().is_none());
+        }
+        // Out of order, with a dependency, with an error: a list (which reports the error).
+        let h = "flow_id,src,dst,size_bytes,start_ns\n";
+        let unsorted = w("unsorted.csv", &format!("{h}0,0,1,100,50\n1,1,2,100,10\n"));
+        assert!(unsorted.stream(8, rate, 1, base, None).unwrap().is_none());
+        let dup = w("dup.csv", &format!("{h}3,0,1,100,10\n3,1,2,100,50\n"));
+        assert!(dup.stream(8, rate, 1, base, None).unwrap().is_none());
+        let dep = w(
+            "dep.csv",
+            "flow_id,src,dst,size_bytes,start_ns,after\n0,0,1,100,10,\n1,1,2,100,50,0\n",
+        );
+        assert!(dep.stream(8, rate, 1, base, None).unwrap().is_none());
+        let bad = w("bad.csv", &format!("{h}0,0,1,100,10\n1,1,9,100,50\n"));
+        assert!(bad.stream(8, rate, 1, base, None).unwrap().is_none());
+        assert!(
+            bad.generate(8, rate, 1, base)
+                .unwrap_err()
+                .contains("line 3")
+        );
+        // A file that changes under a run ends its stream with an error, not silently.
+        let (mut st, _) = sorted.stream(8, rate, 1, base, None).unwrap().unwrap();
+        st.next().unwrap();
+        let mut broken = text.clone();
+        broken.replace_range(text.len() / 2.., "x,y\n");
+        std::fs::write(dir.path().join("sorted.csv"), broken).unwrap();
+        let _ = st.by_ref().count();
+        assert!(
+            st.error().is_some_and(|e| e.contains("changed")),
+            "{:?}",
+            st.error()
+        );
+    }
+
+    #[test]
     fn a_streamed_poisson_workload_is_the_generated_one() {
         let rate = BitRate::from_gbps(100);
         for (interarrival, until, stop) in [
@@ -2074,11 +2400,12 @@ mod tests {
             let mut listed = w.generate(32, rate, 9, Path::new(".")).unwrap();
             // The run's stop time drops later arrivals from a list (experiment::build_sim).
             listed.retain(|f| stop.is_none_or(|s| f.start < s));
-            let (st, n) = w
+            let (st, c) = w
                 .stream(32, rate, 9, Path::new("."), stop)
                 .unwrap()
                 .unwrap();
             let streamed: Vec<FlowSpec> = st.collect();
+            let n = c.flows;
             assert_eq!(n, listed.len());
             assert!(n > 10, "{n} flows");
             assert_eq!(streamed, listed);
