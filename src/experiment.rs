@@ -698,9 +698,8 @@ pub struct Recorder {
     error: Option<String>,
 }
 
-/// Records a retiring run holds before it writes them out as a sorted `fct.csv` chunk
-/// (about 20 MB of records; a 10 M-flow run writes 153 chunks, merged when the run is
-/// written).
+/// Records a retiring run holds before it writes them out as a sorted `fct.csv` chunk (a
+/// 10 M-flow run writes 153 chunks, merged when the run is written).
 pub const SPILL_ROWS: usize = 1 << 16;
 
 /// Host pairs whose paths a recorder keeps for the ideal FCTs at most.

@@ -256,22 +256,6 @@ pub struct ClassSummary {
 }
 
 impl ClassSummary {
-    pub fn of<'a>(class: String, recs: impl Iterator<Item = &'a FlowRecord>) -> ClassSummary {
-        let mut sums = ClassSums::default();
-        let mut fct = Vec::new();
-        let mut sd = Vec::new();
-        let mut sdg = Vec::new();
-        for r in recs {
-            sums.add(r);
-            if let (Some(f), Some(s)) = (r.fct_ps, r.slowdown) {
-                fct.push(f as f64 / 1e6);
-                sd.push(s);
-                sdg.push(r.slowdown_group.unwrap_or(s));
-            }
-        }
-        ClassSummary::from_parts(class, &sums, fct, sd, sdg)
-    }
-
     /// The summary of a set of flows from its sums and its finished flows' FCTs (us),
     /// slowdowns and group slowdowns, in any order.
     pub fn from_parts(

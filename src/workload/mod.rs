@@ -794,8 +794,8 @@ impl WorkloadConfig {
                 tag,
                 interarrival,
                 sigma,
-                on,
-                off,
+                on: Some(on),
+                off: Some(off),
             } => {
                 let cdf = load_cdf(size_cdf, base)?;
                 let mut arr = RngStream::new(seed, "workload.arrivals");
@@ -804,43 +804,30 @@ impl WorkloadConfig {
                 let per_host_ia = cdf.mean() * 8.0 / (load * host_rate.bps() as f64);
                 let sigma = sigma.unwrap_or(1.0);
                 let lognormal = *interarrival == Interarrival::Lognormal;
-                if let (Some(on), Some(off)) = (on, off) {
-                    return in_order(on_off(
-                        OnOff {
-                            n_hosts,
-                            flows: *flows,
-                            start: *start,
-                            until: *until,
-                            tag: *tag,
-                            on_s: on.as_secs_f64(),
-                            off_s: off.as_secs_f64(),
-                            // Faster while on, so that the long-run load is `load`.
-                            ia_on: per_host_ia * on.as_secs_f64()
-                                / (on.as_secs_f64() + off.as_secs_f64()),
-                            lognormal: lognormal.then_some(sigma),
-                        },
-                        &cdf,
-                        &mut arr,
-                        &mut sizes,
-                        &mut ends,
-                    ));
-                }
-                PoissonStream {
-                    cdf,
-                    arr,
-                    sizes,
-                    ends,
-                    mean_ia: per_host_ia / n_hosts as f64,
-                    lognormal: lognormal.then_some(sigma),
-                    end: *until,
-                    tag: *tag,
-                    n_hosts,
-                    flows: *flows,
-                    id: 0,
-                    t: start.as_secs_f64(),
-                }
-                .collect()
+                return in_order(on_off(
+                    OnOff {
+                        n_hosts,
+                        flows: *flows,
+                        start: *start,
+                        until: *until,
+                        tag: *tag,
+                        on_s: on.as_secs_f64(),
+                        off_s: off.as_secs_f64(),
+                        // Faster while on, so that the long-run load is `load`.
+                        ia_on: per_host_ia * on.as_secs_f64()
+                            / (on.as_secs_f64() + off.as_secs_f64()),
+                        lognormal: lognormal.then_some(sigma),
+                    },
+                    &cdf,
+                    &mut arr,
+                    &mut sizes,
+                    &mut ends,
+                ));
             }
+            WorkloadConfig::Poisson { until, .. } => self
+                .poisson_stream(n_hosts, host_rate, seed, base, *until)?
+                .expect("a Poisson workload")
+                .collect(),
             WorkloadConfig::Csv { file } => read_csv(&base.join(file), n_hosts)?,
             WorkloadConfig::Hpcc { file, start_offset } => {
                 read_hpcc(&base.join(file), n_hosts, *start_offset)?
@@ -1216,48 +1203,25 @@ impl WorkloadConfig {
             return Ok(Some((FlowStream::Csv(s), c)));
         }
         let WorkloadConfig::Poisson {
-            size_cdf,
-            load,
-            flows,
-            start,
             until,
-            tag,
-            interarrival,
-            sigma,
             on: None,
             off: None,
+            ..
         } = self
         else {
             return Ok(None);
         };
-        let cdf = load_cdf(size_cdf, base)?;
-        let per_host_ia = cdf.mean() * 8.0 / (load * host_rate.bps() as f64);
         let end = match (*until, stop) {
             (Some(u), Some(s)) => Some(u.min(s)),
             (u, s) => u.or(s),
         };
-        let s = PoissonStream {
-            cdf,
-            arr: RngStream::new(seed, "workload.arrivals"),
-            sizes: RngStream::new(seed, "workload.sizes"),
-            ends: RngStream::new(seed, "workload.endpoints"),
-            mean_ia: per_host_ia / n_hosts as f64,
-            lognormal: (*interarrival == Interarrival::Lognormal).then_some(sigma.unwrap_or(1.0)),
-            end,
-            tag: *tag,
-            n_hosts,
-            flows: *flows,
-            id: 0,
-            t: start.as_secs_f64(),
-        };
-        let horizon = SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S);
+        let s = self
+            .poisson_stream(n_hosts, host_rate, seed, base, end)?
+            .expect("a Poisson workload");
         let mut n = 0usize;
         for f in s.clone() {
-            if f.start > horizon {
-                return Err(format!(
-                    "flow {} would start at {}, beyond {MAX_ARRIVAL_SPAN_S} s of simulated time",
-                    f.id, f.start
-                ));
+            if let Some(e) = beyond_horizon(&f) {
+                return Err(e);
             }
             n += 1;
         }
@@ -1267,20 +1231,68 @@ impl WorkloadConfig {
         };
         Ok(Some((FlowStream::Poisson(s), c)))
     }
+
+    /// A Poisson workload's arrivals (without its on/off periods, which the caller handles),
+    /// none at or after `end`; None for other workloads.
+    fn poisson_stream(
+        &self,
+        n_hosts: usize,
+        host_rate: BitRate,
+        seed: u64,
+        base: &Path,
+        end: Option<SimTime>,
+    ) -> Result<Option<PoissonStream>, String> {
+        let WorkloadConfig::Poisson {
+            size_cdf,
+            load,
+            flows,
+            start,
+            tag,
+            interarrival,
+            sigma,
+            ..
+        } = self
+        else {
+            return Ok(None);
+        };
+        let cdf = load_cdf(size_cdf, base)?;
+        let per_host_ia = cdf.mean() * 8.0 / (load * host_rate.bps() as f64);
+        let lognormal = *interarrival == Interarrival::Lognormal;
+        Ok(Some(PoissonStream {
+            cdf,
+            arr: RngStream::new(seed, "workload.arrivals"),
+            sizes: RngStream::new(seed, "workload.sizes"),
+            ends: RngStream::new(seed, "workload.endpoints"),
+            mean_ia: per_host_ia / n_hosts as f64,
+            lognormal: lognormal.then_some(sigma.unwrap_or(1.0)),
+            end,
+            tag: *tag,
+            n_hosts,
+            flows: *flows,
+            id: 0,
+            t: start.as_secs_f64(),
+        }))
+    }
 }
 
 /// Checks a workload's flows against the simulated-time horizon and orders them: flows that
 /// start on their own first, by start time (ties by id); dependent flows after.
 fn in_order(mut v: Vec<FlowSpec>) -> Result<Vec<FlowSpec>, String> {
-    let horizon = SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S);
-    if let Some(f) = v.iter().find(|f| f.start > horizon) {
-        return Err(format!(
-            "flow {} would start at {}, beyond {MAX_ARRIVAL_SPAN_S} s of simulated time",
-            f.id, f.start
-        ));
+    if let Some(e) = v.iter().find_map(beyond_horizon) {
+        return Err(e);
     }
     v.sort_by_key(|f| (f.after.is_some(), f.start, f.id));
     Ok(v)
+}
+
+/// The error for flow `f` if it starts beyond [`MAX_ARRIVAL_SPAN_S`].
+fn beyond_horizon(f: &FlowSpec) -> Option<String> {
+    (f.start > SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S)).then(|| {
+        format!(
+            "flow {} would start at {}, beyond {MAX_ARRIVAL_SPAN_S} s of simulated time",
+            f.id, f.start
+        )
+    })
 }
 
 /// Longest span of generated arrivals, in simulated seconds (a workload spread wider cannot
@@ -1626,13 +1638,12 @@ fn check_csv_stream(path: &Path, n_hosts: usize, end: Option<SimTime>) -> Option
         seen[w] |= 1 << b;
         new
     };
-    let horizon = SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S);
     let mut last: Option<(SimTime, u32)> = None;
     let mut c = StreamCheck::default();
     while let Some((f, after)) = s.next_row(&mut fresh).ok()? {
         if after
             || f.id >= 1 << 28
-            || f.start > horizon
+            || beyond_horizon(&f).is_some()
             || last.is_some_and(|l| l >= (f.start, f.id))
         {
             return None;
