@@ -504,3 +504,31 @@ fn hpcc_frees_every_telemetry_slot() {
     let s = sim(&c, "DCQCN");
     assert_eq!(s.telemetry_live(), None);
 }
+
+#[test]
+fn a_host_pair_with_more_queue_pairs_than_source_ports_reuses_them() {
+    // 16,400 one-packet messages from host 0 to host 1, a queue pair each: more than the
+    // 16,384 ephemeral source ports. Until every port is taken, a pair's queue pairs take
+    // distinct ones; then ports are reused (the run used to search for a free one forever).
+    let n = 16_400u32;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = String::from("flow_id,src,dst,size_bytes,start_ns\n");
+    for i in 0..n {
+        text += &format!("{i},0,1,1000,{}\n", i * 2000);
+    }
+    let file = tmp.path().join("pair.csv");
+    std::fs::write(&file, text).unwrap();
+    let c = cfg(&format!(
+        "schemes = [\"DCQCN\"]\n[rdma]\nrto = \"1ms\"\n{FABRIC}[workload]\nkind = \"csv\"\nfile = \"{}\"\n",
+        file.display()
+    ));
+    let mut s = sim(&c, "DCQCN");
+    let reason = s.run();
+    let sports: Vec<u16> = s.flows.iter().map(|f| f.sport).collect();
+    assert_eq!(sports.len(), n as usize, "a queue pair per message");
+    let first: std::collections::BTreeSet<u16> = sports[..16_384].iter().copied().collect();
+    assert_eq!(first.len(), 16_384, "the first 16,384 take distinct ports");
+    assert!(sports.iter().all(|&p| p >= 49_152));
+    let r = collect(&s, &c, "DCQCN", reason);
+    assert_eq!(r.totals.finished, n as u64);
+}

@@ -217,7 +217,62 @@ pub struct Pair {
     pub qps: Vec<FlowId>,
     /// Messages with bytes not yet posted (long messages under `gpmp`, all under `srm`).
     pub pending: VecDeque<u32>,
-    used_sports: Vec<u16>,
+    used_sports: Sports,
+}
+
+/// First of the UDP source ports queue pairs take (49,152..=65,535, the ephemeral range).
+const SPORT_BASE: u16 = 49_152;
+/// How many there are.
+const SPORTS: usize = 16_384;
+
+/// The UDP source ports a host pair's queue pairs have taken: a short list while there are
+/// few (most pairs), a bitmap of the whole range once there are many (a pair with a queue
+/// pair per message), so that choosing a port stays O(1).
+#[derive(Clone, Debug)]
+enum Sports {
+    List(Vec<u16>),
+    Bits(Box<[u64; SPORTS / 64]>),
+}
+
+impl Default for Sports {
+    fn default() -> Self {
+        Sports::List(Vec::new())
+    }
+}
+
+impl Sports {
+    /// Ports held in a list before it becomes a bitmap.
+    const LIST_MAX: usize = 64;
+
+    fn contains(&self, p: u16) -> bool {
+        match self {
+            Sports::List(v) => v.contains(&p),
+            Sports::Bits(b) => {
+                let i = (p - SPORT_BASE) as usize;
+                b[i / 64] & (1 << (i % 64)) != 0
+            }
+        }
+    }
+
+    fn insert(&mut self, p: u16) {
+        debug_assert!(p >= SPORT_BASE && !self.contains(p));
+        if let Sports::List(v) = self {
+            if v.len() < Self::LIST_MAX {
+                v.push(p);
+                return;
+            }
+            let mut b = Box::new([0u64; SPORTS / 64]);
+            for &q in v.iter() {
+                let i = (q - SPORT_BASE) as usize;
+                b[i / 64] |= 1 << (i % 64);
+            }
+            *self = Sports::Bits(b);
+        }
+        if let Sports::Bits(b) = self {
+            let i = (p - SPORT_BASE) as usize;
+            b[i / 64] |= 1 << (i % 64);
+        }
+    }
 }
 
 /// The RDMA transport of a run: messages, host pairs, and every connection's state (indexed by
@@ -312,8 +367,22 @@ impl<Q: QueuePair> Rdma<Q> {
     fn choose_sport(&mut self, h: &impl Host, src: u32, dst: u32, path: Option<u32>) -> u16 {
         let key = self.key(src, dst);
         let pair = self.pairs.entry(key).or_default();
-        let mut sport = 49_152 + (self.sport_rng.below(16_384) as u16);
+        let first = SPORT_BASE + (self.sport_rng.below(SPORTS as u64) as u16);
+        let mut sport = first;
+        let mut tried = 0;
         loop {
+            if tried == SPORTS {
+                // Every port this pair could use is taken (16,384 queue pairs, e.g. one per
+                // message): the pair's ports are reused from now on, as a host reuses
+                // ephemeral ports; the scan starts over.
+                pair.used_sports = Sports::default();
+            }
+            if tried == 2 * SPORTS {
+                // No port at all maps onto the path asked for: any port will do.
+                pair.used_sports.insert(first);
+                return first;
+            }
+            tried += 1;
             let fits = match path {
                 None => true,
                 Some(k) => {
@@ -321,11 +390,15 @@ impl<Q: QueuePair> Rdma<Q> {
                     n_up <= 1 || i == (k as usize + path_offset(src, dst, n_up)) % n_up
                 }
             };
-            if fits && !pair.used_sports.contains(&sport) {
-                pair.used_sports.push(sport);
+            if fits && !pair.used_sports.contains(sport) {
+                pair.used_sports.insert(sport);
                 return sport;
             }
-            sport = if sport == u16::MAX { 49_152 } else { sport + 1 };
+            sport = if sport == u16::MAX {
+                SPORT_BASE
+            } else {
+                sport + 1
+            };
         }
     }
 
