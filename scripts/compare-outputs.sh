@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that a change keeps dcsim's outputs byte-identical: builds BASE (a git revision,
 # default HEAD) in a temporary work tree, runs the default experiment and the smoke version
-# (`--smoke`) of every GPMP and PDTCP experiment with it and with the working tree's build,
+# (`--smoke`) of every GPMP, PDTCP and congestion-control (cc/) experiment and of the three
+# imports (interop/) with it and with the working tree's build,
 # and compares every run's fct.csv, summary.csv, ports.csv and switches.csv byte for byte.
 #
 #   scripts/compare-outputs.sh [BASE]        # exit 0: identical; 1: a file differs
@@ -32,7 +33,8 @@ else
 fi
 cargo build --release --quiet
 
-configs=(experiments/default.toml experiments/gpmp/*.toml experiments/pdtcp/*.toml)
+configs=(experiments/default.toml experiments/gpmp/*.toml experiments/pdtcp/*.toml experiments/cc/*.toml
+    experiments/interop/hpcc.toml experiments/interop/htsim.toml experiments/interop/failures.toml)
 for side in base new; do
     if [ "$side" = base ]; then bin="$WORK/base-target/release/dcsim"; else bin=target/release/dcsim; fi
     for c in "${configs[@]}"; do

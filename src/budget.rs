@@ -20,8 +20,9 @@ const PER_FLOW: u64 = 1024;
 const STREAMED_PER_HOST: u64 = 256;
 
 /// Whether every run of `cfg` pulls its workload as flows start and releases them as they
-/// finish: Poisson arrivals without on/off periods, TCP-family or UDP schemes only, and
-/// nothing that keeps every flow (`experiment::retires`).
+/// finish: Poisson arrivals without on/off periods, TCP-family or UDP schemes or RDMA schemes
+/// with a queue pair per message (DCQCN, HPCC, ...), and nothing that keeps every flow
+/// (`experiment::retires`).
 fn streams(cfg: &Config) -> bool {
     matches!(
         cfg.workload,
@@ -32,8 +33,10 @@ fn streams(cfg: &Config) -> bool {
         }
     ) && crate::experiment::retires(cfg)
         && cfg.schemes.iter().all(|s| {
-            crate::scheme::Scheme::parse(s)
-                .is_ok_and(|s| s.transport != crate::config::TransportKind::Rdma)
+            crate::scheme::Scheme::parse(s).is_ok_and(|s| {
+                s.transport != crate::config::TransportKind::Rdma
+                    || s.rdma_host == Some(crate::config::RdmaHostKind::PerMessage)
+            })
         })
 }
 

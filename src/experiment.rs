@@ -292,7 +292,7 @@ pub fn execute_with(
     }
     let end_reason = sim.run_draining(progress, |net, out| {
         for r in out {
-            rec.flow(net, &r.flow, r.tcp, r.attribution);
+            rec.retired(net, &r);
         }
     });
     if let Some(e) = sim.stream_error() {
@@ -675,6 +675,7 @@ pub struct Recorder {
     ack: Option<u32>,
     ns_floor: bool,
     spread_lb: bool,
+    rdma_host: Option<crate::config::RdmaHostKind>,
     /// Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
     paths: std::collections::HashMap<(u32, u32), PairPath>,
     /// Records with their sort key (workload id, arrival order).
@@ -731,6 +732,7 @@ impl Recorder {
             // sliced long messages; MP-RDMA) gets the multipath ideal, the lower bound for it;
             // any other flow the single-path ideal, which it attains exactly on an idle path.
             spread_lb: lb != crate::net::lb::LbKind::Ecmp,
+            rdma_host: plan.scheme.rdma_host,
             paths: std::collections::HashMap::new(),
             records: Vec::new(),
             retransmits: 0,
@@ -808,6 +810,91 @@ impl Recorder {
             self.ack,
             self.ns_floor,
         )
+    }
+
+    /// Records a released flow or message.
+    pub fn retired(&mut self, net: &crate::net::Network, r: &crate::sim::Retired) {
+        match &r.msg {
+            Some(m) => self.message(net, m, r.attribution),
+            None => self.flow(net, &r.flow, r.tcp, r.attribution),
+        }
+    }
+
+    /// Records RDMA message `m` in its final state (`attribution`: its delay attribution, if it
+    /// finished).
+    pub fn message(
+        &mut self,
+        net: &crate::net::Network,
+        m: &crate::transport::rdma::Msg,
+        attribution: Option<crate::sim::attrib::Attribution>,
+    ) {
+        use crate::config::RdmaHostKind;
+        let spread = self.spread_lb
+            || self.rdma_host == Some(RdmaHostKind::MpRdma)
+            || (self.rdma_host == Some(RdmaHostKind::Gpmp) && !m.short);
+        let ideal = self.ideal(net, m.src, m.dst, m.size, spread);
+        let fct = m.finish.map(|t| t - m.start);
+        self.retransmits += m.retx;
+        self.ecn_marks += m.ce;
+        if fct.is_some() {
+            self.finished += 1;
+        }
+        let rec = FlowRecord {
+            flow_id: m.ext_id,
+            src: m.src,
+            dst: m.dst,
+            size_bytes: m.size,
+            start_ps: m.start.0,
+            finish_ps: m.finish.map(|t| t.0),
+            rcv_finish_ps: m.rcv_finish.map(|t| t.0),
+            fct_ps: fct.map(|t| t.0),
+            ideal_fct_ps: ideal.0,
+            slowdown: fct.map(|t| t.0 as f64 / ideal.0 as f64),
+            size_class: self.classes.name(self.classes.class_of(m.size)),
+            retransmits: m.retx,
+            timeouts: 0,
+            ecn_marks: m.ce,
+            drops: m.drops,
+            deadline_ps: m.deadline.map(|t| (m.start + t).0),
+            deadline_met: m
+                .deadline
+                .map(|d| m.rcv_finish.is_some_and(|r| r <= m.start + d)),
+            tag: crate::workload::FlowTag::Flow.name(),
+            deadline_class: None,
+            ideal_group_fct_ps: ideal.0,
+            slowdown_group: fct.map(|t| t.0 as f64 / ideal.0 as f64),
+            attribution: attribution.filter(|_| fct.is_some()),
+        };
+        self.summary.add(&rec, None);
+        self.records.push((m.ext_id, m.order, rec));
+        if self.records.len() >= self.spill_at {
+            self.spill_chunk();
+        }
+    }
+
+    /// Writes out what is still held (a spilling recorder's last chunk) and moves the records
+    /// (in arrival order, as a run that keeps every flow iterates them) and their totals over.
+    fn flush(
+        &mut self,
+        records: &mut Vec<FlowRecord>,
+        totals: &mut RunTotals,
+    ) -> Result<(), String> {
+        if self.spilled.is_some() && !self.records.is_empty() {
+            self.spill_chunk();
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.records.sort_by_key(|&(_, order, _)| order);
+        records.extend(self.records.drain(..).map(|(_, _, r)| r));
+        totals.retransmits += self.retransmits;
+        totals.timeouts += self.timeouts;
+        totals.ecn_marks += self.ecn_marks;
+        totals.finished += self.finished;
+        totals.spurious_retx += self.spurious_retx;
+        self.reductions.sort_by_key(|&(first, _)| first);
+        totals.reductions = self.reductions.drain(..).map(|(_, r)| r).collect();
+        Ok(())
     }
 
     /// Records TCP-family or UDP flow `f` in its final state (`tcp`: its TCP counters;
@@ -924,7 +1011,6 @@ pub fn collect_with(
     cfg: &Config,
     wall: Instant,
 ) -> Result<RunResult, String> {
-    let classes = &cfg.size_classes();
     let msgs = sim.transport.messages();
     let mut records = Vec::with_capacity(sim.total);
     let mut totals = RunTotals {
@@ -934,7 +1020,6 @@ pub fn collect_with(
         },
         ..Default::default()
     };
-    let rdma_host = plan.scheme.rdma_host;
     if let Some(msgs) = msgs {
         if let Some(q) = sim.transport.qp_totals() {
             totals.timeouts += q.timeouts;
@@ -942,46 +1027,23 @@ pub fn collect_with(
             totals.cnps += q.cnps;
             totals.rate_decreases += q.rate_decreases;
         }
-        totals.queue_pairs = sim.flows.len() as u64;
-        for (i, m) in msgs.iter().enumerate() {
-            let spread = rec.spread_lb
-                || rdma_host == Some(crate::config::RdmaHostKind::MpRdma)
-                || (rdma_host == Some(crate::config::RdmaHostKind::Gpmp) && !m.short);
-            let ideal = rec.ideal(&sim.net, m.src, m.dst, m.size, spread);
-            let fct = m.finish.map(|t| t - m.start);
-            totals.retransmits += m.retx;
-            totals.ecn_marks += m.ce;
-            if fct.is_some() {
-                totals.finished += 1;
+        totals.queue_pairs = sim.transport.queue_pairs().unwrap_or(0);
+        if sim.retiring() {
+            // Released messages the driver did not take yet, then the messages still held.
+            for r in sim.retired_pending() {
+                rec.retired(&sim.net, r);
             }
-            records.push(FlowRecord {
-                flow_id: m.ext_id,
-                src: m.src,
-                dst: m.dst,
-                size_bytes: m.size,
-                start_ps: m.start.0,
-                finish_ps: m.finish.map(|t| t.0),
-                rcv_finish_ps: m.rcv_finish.map(|t| t.0),
-                fct_ps: fct.map(|t| t.0),
-                ideal_fct_ps: ideal.0,
-                slowdown: fct.map(|t| t.0 as f64 / ideal.0 as f64),
-                size_class: classes.name(classes.class_of(m.size)),
-                retransmits: m.retx,
-                timeouts: 0,
-                ecn_marks: m.ce,
-                drops: m.drops,
-                deadline_ps: m.deadline.map(|t| (m.start + t).0),
-                deadline_met: m
-                    .deadline
-                    .map(|d| m.rcv_finish.is_some_and(|r| r <= m.start + d)),
-                tag: crate::workload::FlowTag::Flow.name(),
-                deadline_class: None,
-                ideal_group_fct_ps: ideal.0,
-                slowdown_group: fct.map(|t| t.0 as f64 / ideal.0 as f64),
-                attribution: attribution_of(sim, i, fct.is_some()),
-            });
-            rec.summary.add(records.last().expect("pushed"), None);
+            for (slot, m) in sim.held_messages() {
+                let attribution =
+                    slot.and_then(|i| attribution_of(sim, i as usize, m.finish.is_some()));
+                rec.message(&sim.net, &m, attribution);
+            }
+        } else {
+            for (i, m) in msgs.iter().enumerate() {
+                rec.message(&sim.net, m, attribution_of(sim, i, m.finish.is_some()));
+            }
         }
+        rec.flush(&mut records, &mut totals)?;
     } else {
         // Released flows the driver did not take yet, then the flows still held.
         for r in sim.retired_pending() {
@@ -1006,22 +1068,7 @@ pub fn collect_with(
                 rec.flow(&sim.net, f, tcp, attribution);
             }
         }
-        if rec.spilled.is_some() && !rec.records.is_empty() {
-            rec.spill_chunk();
-        }
-        if let Some(e) = rec.error.take() {
-            return Err(e);
-        }
-        // In the order the flows arrived (as a run that keeps every flow iterates them).
-        rec.records.sort_by_key(|&(_, order, _)| order);
-        records.extend(rec.records.drain(..).map(|(_, _, r)| r));
-        totals.retransmits += rec.retransmits;
-        totals.timeouts += rec.timeouts;
-        totals.ecn_marks += rec.ecn_marks;
-        totals.finished += rec.finished;
-        totals.spurious_retx += rec.spurious_retx;
-        rec.reductions.sort_by_key(|&(first, _)| first);
-        totals.reductions = rec.reductions.drain(..).map(|(_, r)| r).collect();
+        rec.flush(&mut records, &mut totals)?;
     }
     records.sort_by_key(|r| r.flow_id);
     if !sim.retiring() {

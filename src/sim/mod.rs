@@ -230,7 +230,14 @@ pub struct HostFifo {
 /// run's events and outputs are those of a run that keeps every flow. Runs that would read
 /// flows by slot (per-flow time series or pcap filters, pinned paths, `[nic] order =
 /// "index"`, `end_when`, failures whose routes the ideal FCTs read at the end, dependent
-/// workloads, RDMA queue pairs) keep every flow instead.
+/// workloads) keep every flow instead.
+///
+/// RDMA: the units are messages and the flows their queue pairs. Where each message has a
+/// queue pair of its own (`per_message`: DCQCN, HPCC, TIMELY, IRN, ...), the two share a
+/// slot: the message takes a free one as it arrives, its queue pair the same, and both are
+/// released together once the message has finished and nothing of its queue pair is left
+/// (late duplicates of a spurious retransmission included). Schedulers that keep a host
+/// pair's queue pairs for later messages (SP-RDMA, GPMP, ...) keep every message.
 struct Retire {
     /// Finished flows not yet released, and the length of that list after the last scan
     /// (the next scan waits until it has doubled: a flow is checked a bounded number of
@@ -241,13 +248,19 @@ struct Retire {
     free: Vec<u32>,
     /// Released flows not yet taken by the driver.
     out: Vec<Retired>,
+    /// RDMA: the slot of the message arriving now, which its connection takes.
+    slot: Option<u32>,
 }
 
-/// A released flow: its final record, transport counters and delay attribution.
+/// A released flow (or RDMA message): its final record, transport counters and delay
+/// attribution.
 pub struct Retired {
+    /// The flow; for an RDMA message, its connection.
     pub flow: Flow,
     pub tcp: Option<crate::transport::tcp::TcpStats>,
     pub attribution: Option<attrib::Attribution>,
+    /// RDMA: the message.
+    pub msg: Option<crate::transport::rdma::Msg>,
 }
 
 /// A simulation run in progress.
@@ -344,7 +357,11 @@ impl Sim {
         let mut s = s;
         let mut stream = s.stream.take();
         let streamed = stream.as_ref().map_or(0, |(_, c)| c.flows);
-        if !s.retire || matches!(s.transport, TransportSpec::Rdma(_)) {
+        // RDMA messages are released with their connections only when each has its own.
+        let per_message = matches!(&s.transport, TransportSpec::Rdma(r)
+            if matches!(r.sched, crate::transport::rdma::HostSched::PerMessage));
+        let msg_units = matches!(s.transport, TransportSpec::Rdma(_));
+        if !s.retire || (msg_units && !per_message) {
             // Only a retiring run pulls flows as they start.
             if let Some((mut st, _)) = stream.take() {
                 s.flows = st.by_ref().collect();
@@ -387,12 +404,11 @@ impl Sim {
                 ));
             }
         }
-        let msg_units = matches!(s.transport, TransportSpec::Rdma(_));
         let dependent = s
             .flows
             .iter()
             .any(|f| f.group.is_some() || f.after.is_some());
-        let retiring = s.retire && !msg_units && !dependent;
+        let retiring = s.retire && !dependent && (!msg_units || per_message);
         if let TransportSpec::Rdma(spec) = &s.transport {
             for p in [spec.short_prio, spec.long_prio, spec.params.ack_prio] {
                 if p as usize >= nq {
@@ -416,15 +432,17 @@ impl Sim {
         }
         let transport = Transport::new(
             &s.transport,
-            &s.flows,
+            // A retiring run's messages come as they start.
+            if retiring { &[] } else { &s.flows },
             &flows,
             host_rate,
             net.n_hosts,
             s.seed,
         );
         let total = match transport.messages() {
+            _ if retiring && stream.is_some() => streamed,
+            _ if retiring => s.flows.len(),
             Some(m) => m.len(),
-            None if stream.is_some() => streamed,
             None => s.flows.len(),
         };
         // Groups and the flows that wait for them.
@@ -468,6 +486,7 @@ impl Sim {
                 scanned: 0,
                 free: Vec::new(),
                 out: Vec::new(),
+                slot: None,
             };
             (s.flows, Some(Box::new(r)))
         } else {
@@ -900,12 +919,14 @@ impl Sim {
 
     /// Start time of arrival `i` (a flow, or an RDMA message).
     fn arrival_time(&self, i: usize) -> Option<SimTime> {
-        match self.transport.messages() {
-            Some(m) => m.get(i).map(|m| m.start),
-            None if self.retire.is_some() => match &self.stream {
+        if self.retire.is_some() {
+            return match &self.stream {
                 Some(st) => st.0.as_ref().map(|f| f.start),
                 None => self.specs.get(i).map(|f| f.start),
-            },
+            };
+        }
+        match self.transport.messages() {
+            Some(m) => m.get(i).map(|m| m.start),
             None if i < self.n_static => Some(self.flows[i].start),
             None => None,
         }
@@ -968,13 +989,23 @@ impl Sim {
             let i = self.next_start;
             self.next_start += 1;
             if self.msg_units {
+                let (m, src) = match self.retire {
+                    Some(_) => self.open_message(i),
+                    None => (
+                        i as u32,
+                        self.transport.messages().expect("message units")[i].src,
+                    ),
+                };
                 if let Some(a) = &mut self.attrib {
-                    let src = self.transport.messages().expect("message units")[i].src;
-                    a.unit_start(i, src as usize, self.now);
+                    a.unit_start(m as usize, src as usize, self.now);
                 }
                 let (t, mut h) = self.host();
-                t.on_message(i as u32, &mut h);
+                t.on_message(m, &mut h);
                 self.flush_wakes();
+                debug_assert!(
+                    self.retire.as_ref().is_none_or(|r| r.slot.is_none()),
+                    "a message's connection takes its slot"
+                );
             } else {
                 let f = match self.retire {
                     Some(_) => self.open_flow(i),
@@ -999,13 +1030,7 @@ impl Sim {
         let r = self.retire.as_mut().expect("retiring mode");
         let slot = r.free.pop().unwrap_or(self.flows.len() as u32);
         let f = FlowId(slot);
-        let spec = match &mut self.stream {
-            Some(st) => {
-                let next = st.1.next();
-                std::mem::replace(&mut st.0, next).expect("an arrival was due")
-            }
-            None => self.specs[i].clone(),
-        };
+        let spec = self.next_spec(i);
         let prio = spec.prio.unwrap_or(self.data_prio);
         let mut fl = Flow::new(f, &spec, prio, self.ack_prio);
         fl.order = i as u32;
@@ -1025,6 +1050,31 @@ impl Sim {
         f
     }
 
+    /// Retiring mode: the spec of arrival `i`, the next one due.
+    fn next_spec(&mut self, i: usize) -> FlowSpec {
+        match &mut self.stream {
+            Some(st) => {
+                let next = st.1.next();
+                std::mem::replace(&mut st.0, next).expect("an arrival was due")
+            }
+            None => self.specs[i].clone(),
+        }
+    }
+
+    /// Retiring mode, RDMA: message arrival `i` in a free slot (or a new one), which its
+    /// connection will take, with fresh attribution state. Returns the slot and the source.
+    fn open_message(&mut self, i: usize) -> (u32, u32) {
+        let spec = self.next_spec(i);
+        let r = self.retire.as_mut().expect("retiring mode");
+        let slot = r.free.pop().unwrap_or(self.flows.len() as u32);
+        r.slot = Some(slot);
+        self.transport.open_message(slot, &spec, i as u32);
+        if let Some(a) = &mut self.attrib {
+            a.clear_unit(slot as usize);
+        }
+        (slot, spec.src)
+    }
+
     /// Retiring mode: releases every finished flow of which nothing is left (see [`Retire`]).
     #[cold]
     #[inline(never)]
@@ -1033,7 +1083,7 @@ impl Sim {
         let mut pending = std::mem::take(&mut r.pending);
         pending.retain(|&f| {
             let fl = &self.flows[f.idx()];
-            debug_assert!(fl.done(), "only finished flows retire");
+            debug_assert!(self.msg_units || fl.done(), "only finished flows retire");
             // Timers cancelled are enough: an event they left queued finds the next
             // occupant's timers (their generations continue) stale, as it would find these
             // idle; either way nothing happens.
@@ -1041,10 +1091,15 @@ impl Sim {
                 return true;
             }
             let attribution = self.attrib.as_mut().and_then(|a| a.take_result(f.idx()));
+            let msg = match self.msg_units {
+                true => self.transport.release_message(f.0),
+                false => None,
+            };
             r.out.push(Retired {
                 flow: fl.clone(),
                 tcp: self.transport.tcp(f),
                 attribution,
+                msg,
             });
             r.free.push(f.0);
             false
@@ -1099,6 +1154,31 @@ impl Sim {
             let mut fl = Flow::new(FlowId(u32::MAX), spec, prio, self.ack_prio);
             fl.order = i as u32;
             v.push(fl);
+        }
+        v
+    }
+
+    /// Retiring mode, RDMA: the messages still held, by slot (None: not started yet, a new
+    /// record), in no particular order.
+    pub fn held_messages(&self) -> Vec<(Option<u32>, crate::transport::rdma::Msg)> {
+        let (Some(r), Some(msgs)) = (&self.retire, self.transport.messages()) else {
+            return Vec::new();
+        };
+        let mut free = vec![false; msgs.len()];
+        for &s in &r.free {
+            free[s as usize] = true;
+        }
+        let mut v: Vec<_> = (0..msgs.len())
+            .filter(|&i| !free[i])
+            .map(|i| (Some(i as u32), msgs[i].clone()))
+            .collect();
+        let unstarted: Vec<FlowSpec> = match &self.stream {
+            Some(st) => st.0.iter().cloned().chain(st.1.rest()).collect(),
+            None => self.specs[self.next_start.min(self.specs.len())..].to_vec(),
+        };
+        for (i, spec) in (self.next_start..).zip(&unstarted) {
+            let m = self.transport.unstarted_message(spec, i as u32);
+            v.push((None, m.expect("an RDMA run")));
         }
         v
     }
@@ -2006,9 +2086,23 @@ impl Host for SimHost<'_> {
             .map_or_else(Default::default, |t| t.get(pkt))
     }
     fn add_flow(&mut self, mut flow: Flow) -> FlowId {
-        let id = FlowId(self.flows.len() as u32);
-        flow.id = id;
-        self.flows.push(flow);
-        id
+        // A retiring run's new connection takes its message's slot.
+        match self.retire.as_mut().and_then(|r| r.slot.take()) {
+            Some(s) if (s as usize) < self.flows.len() => {
+                let id = FlowId(s);
+                flow.id = id;
+                let old = &self.flows[id.idx()];
+                flow.timer = old.timer.successor();
+                flow.pace = old.pace.successor();
+                self.flows[id.idx()] = flow;
+                id
+            }
+            _ => {
+                let id = FlowId(self.flows.len() as u32);
+                flow.id = id;
+                self.flows.push(flow);
+                id
+            }
+        }
     }
 }

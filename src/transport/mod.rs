@@ -480,6 +480,33 @@ impl Transport {
         with_rdma!(self, r => Some(r.totals()), None)
     }
 
+    /// Connections an RDMA run created.
+    pub fn queue_pairs(&self) -> Option<u64> {
+        with_rdma!(self, r => Some(r.created()), None)
+    }
+
+    /// Whether an RDMA run's messages (and their connections) can be released as they finish
+    /// ([`rdma::Rdma::releases`]).
+    pub fn releases_messages(&self) -> bool {
+        with_rdma!(self, r => r.releases(), false)
+    }
+
+    /// RDMA: message `spec`, the `order`-th of the workload, arrives in slot `m` (runs that
+    /// release messages).
+    pub fn open_message(&mut self, m: u32, spec: &FlowSpec, order: u32) {
+        with_rdma!(self, r => r.open(m, spec, order), unreachable!("only RDMA runs have messages"))
+    }
+
+    /// RDMA: releases message slot `m` and its connection's; the message's final state.
+    pub fn release_message(&mut self, m: u32) -> Option<rdma::Msg> {
+        with_rdma!(self, r => Some(r.release(m)), None)
+    }
+
+    /// RDMA: the record of a message that has not started (`spec`, the `order`-th).
+    pub fn unstarted_message(&self, spec: &FlowSpec, order: u32) -> Option<rdma::Msg> {
+        with_rdma!(self, r => Some(rdma::Msg::new(spec, order, r.spec.short_threshold)), None)
+    }
+
     /// Sets up the protocol state of a flow that starts in slot `f` (a new slot, one past the
     /// last, or a released flow's): TCP and UDP runs whose flow state is released
     /// ([`crate::sim::Sim`]'s retiring mode). `line` is its host's line rate.

@@ -38,7 +38,7 @@ fn run(
         |_| {},
         |net, out| {
             for r in out {
-                rec.flow(net, &r.flow, r.tcp, r.attribution);
+                rec.retired(net, &r);
             }
         },
     );
@@ -143,4 +143,58 @@ fn a_sorted_flow_file_streams_with_the_same_results() {
         dcsim::report::summary_csv(&[&keep]),
         dcsim::report::summary_csv(&[&rel])
     );
+}
+
+#[test]
+fn released_rdma_messages_give_the_same_files() {
+    // A queue pair per message (DCQCN, HPCC with its telemetry, IRN): each message is released
+    // with its queue pair once nothing of either is left. A small lossy buffer makes
+    // go-back-N (and IRN's selective) retransmissions, and a retransmission timeout shorter
+    // than the queueing delays makes spurious ones: duplicates still in flight when their
+    // message has finished, which must not find its slot released (releasing a finished
+    // message without waiting for its packets fails this test).
+    let c = crate::common::cfg(
+        "name = \"retire-rdma\"\nseed = 5\nschemes = [\"DCQCN\"]\n\
+         [topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\nlink_delay = \"1us\"\n\
+         [switch.buffer]\nkind = \"static\"\nper_port = \"30KB\"\n\
+         [packet]\nmss = \"1000B\"\n\
+         [rdma]\nrto = \"20us\"\n\
+         [workload]\nkind = \"poisson\"\nsize_cdf = \"google_rpc\"\nload = 0.6\nflows = 1200\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    for scheme in ["DCQCN", "HPCC", "IRN"] {
+        let (keep, all_slots) = run(&c, scheme, false, None);
+        let (rel, slots) = run(&c, scheme, true, Some((tmp.path(), 89)));
+        assert_eq!(all_slots, 1200, "{scheme}: a queue pair per message");
+        assert!(
+            slots < 400,
+            "{scheme}: {slots} slots for 1200 messages: finished ones were not released"
+        );
+        assert_eq!(keep.totals.finished, 1200, "{scheme}");
+        if scheme != "HPCC" {
+            assert!(keep.totals.drops > 0, "{scheme}: the buffer should drop");
+            assert!(keep.totals.retransmits > 0 && keep.totals.timeouts > 0);
+        }
+        assert_eq!(
+            rel.totals.queue_pairs, 1200,
+            "{scheme}: queue pairs created"
+        );
+        assert!(rel.fct_spill.as_ref().expect("records spilled").chunks() > 10);
+        assert_eq!(
+            fct(&keep, tmp.path()),
+            fct(&rel, tmp.path()),
+            "{scheme}: fct.csv"
+        );
+        assert_eq!(
+            dcsim::report::summary_csv(&[&keep]),
+            dcsim::report::summary_csv(&[&rel]),
+            "{scheme}: summary.csv"
+        );
+        let json = |r: &experiment::RunResult| {
+            let mut r = r.clone();
+            r.wall_seconds = 0.0;
+            serde_json::to_string(&r).unwrap()
+        };
+        assert_eq!(json(&keep), json(&rel), "{scheme}: summary.json");
+    }
 }

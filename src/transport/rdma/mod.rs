@@ -98,6 +98,8 @@ pub enum ConnSpec {
 #[derive(Clone, Debug)]
 pub struct Msg {
     pub ext_id: u32,
+    /// Its position in the workload's arrival order.
+    pub order: u32,
     pub src: u32,
     pub dst: u32,
     pub size: u64,
@@ -290,6 +292,45 @@ pub struct Rdma<Q: QueuePair> {
     rng: RngStream,
     scratch: Vec<Wqe>,
     pub qps: Vec<Q>,
+    /// Per connection slot: in use (a released slot's counters are in `released`).
+    live: Vec<bool>,
+    /// Counters of the connections whose slots were released.
+    released: QpTotals,
+    /// Connections created so far.
+    created: u64,
+}
+
+impl Msg {
+    /// Message `spec`, the `order`-th of the workload, not started.
+    pub fn new(spec: &FlowSpec, order: u32, short_threshold: u64) -> Msg {
+        Msg {
+            ext_id: spec.id,
+            order,
+            src: spec.src,
+            dst: spec.dst,
+            size: spec.size,
+            start: spec.start,
+            deadline: spec.deadline,
+            short: spec.size < short_threshold,
+            unposted: spec.size,
+            unacked: spec.size,
+            rcvd: 0,
+            finish: None,
+            rcv_finish: None,
+            retx: 0,
+            ce: 0,
+            drops: 0,
+        }
+    }
+}
+
+impl QpTotals {
+    fn add(&mut self, o: &QpTotals) {
+        self.timeouts += o.timeouts;
+        self.nacks += o.nacks;
+        self.cnps += o.cnps;
+        self.rate_decreases += o.rate_decreases;
+    }
 }
 
 impl<Q: QueuePair> Rdma<Q> {
@@ -302,23 +343,8 @@ impl<Q: QueuePair> Rdma<Q> {
     ) -> Self {
         let msgs = flows
             .iter()
-            .map(|f| Msg {
-                ext_id: f.id,
-                src: f.src,
-                dst: f.dst,
-                size: f.size,
-                start: f.start,
-                deadline: f.deadline,
-                short: f.size < spec.short_threshold,
-                unposted: f.size,
-                unacked: f.size,
-                rcvd: 0,
-                finish: None,
-                rcv_finish: None,
-                retx: 0,
-                ce: 0,
-                drops: 0,
-            })
+            .enumerate()
+            .map(|(i, f)| Msg::new(f, i as u32, spec.short_threshold))
             .collect();
         Rdma {
             spec,
@@ -330,7 +356,46 @@ impl<Q: QueuePair> Rdma<Q> {
             rng: RngStream::new(seed, "mprdma"),
             scratch: Vec::new(),
             qps: Vec::new(),
+            live: Vec::new(),
+            released: QpTotals::default(),
+            created: 0,
         }
+    }
+
+    /// Whether a message's slot can be released with its connection's once it is done: each
+    /// message has a connection of its own (`per_message`), which nothing else uses.
+    pub fn releases(&self) -> bool {
+        matches!(self.spec.sched, HostSched::PerMessage)
+    }
+
+    /// Message `spec` (the `order`-th of the workload) arrives in slot `m`: one past the
+    /// last, or a released message's (runs that release them, see [`Rdma::releases`]).
+    /// Its connection takes the same slot.
+    pub fn open(&mut self, m: u32, spec: &FlowSpec, order: u32) {
+        debug_assert!(self.releases());
+        let msg = Msg::new(spec, order, self.spec.short_threshold);
+        match (m as usize).cmp(&self.msgs.len()) {
+            std::cmp::Ordering::Less => self.msgs[m as usize] = msg,
+            std::cmp::Ordering::Equal => self.msgs.push(msg),
+            std::cmp::Ordering::Greater => panic!("message slot {m} beyond the next"),
+        }
+    }
+
+    /// Releases message slot `m` and its connection's (nothing of either is left anywhere):
+    /// returns the message in its final state; the connection's counters are kept.
+    pub fn release(&mut self, m: u32) -> Msg {
+        let i = m as usize;
+        debug_assert!(self.live[i], "slot {m} released twice");
+        let mut t = QpTotals::default();
+        self.qps[i].add_totals(&self.qp_params, &mut t);
+        self.released.add(&t);
+        self.live[i] = false;
+        self.msgs[i].clone()
+    }
+
+    /// Connections created so far.
+    pub fn created(&self) -> u64 {
+        self.created
     }
 
     /// The queue pairs of host pair `(src, dst)` (empty if none was created).
@@ -348,8 +413,8 @@ impl<Q: QueuePair> Rdma<Q> {
 
     /// Counters summed over every connection.
     pub fn totals(&self) -> QpTotals {
-        let mut t = QpTotals::default();
-        for q in &self.qps {
+        let mut t = self.released;
+        for (q, _) in self.qps.iter().zip(&self.live).filter(|(_, l)| **l) {
             q.add_totals(&self.qp_params, &mut t);
         }
         t
@@ -440,14 +505,25 @@ impl<Q: QueuePair> Rdma<Q> {
             order: u32::MAX,
             in_net: 0,
         });
-        self.qps.push(Q::create(line, &self.spec, &self.qp_params));
-        debug_assert_eq!(
-            self.qps.len(),
-            id.idx() + 1,
-            "RDMA flows are its connections"
-        );
-        let key = self.key(src, dst);
-        self.pairs.entry(key).or_default().qps.push(id);
+        let q = Q::create(line, &self.spec, &self.qp_params);
+        match id.idx().cmp(&self.qps.len()) {
+            std::cmp::Ordering::Less => {
+                self.qps[id.idx()] = q;
+                self.live[id.idx()] = true;
+            }
+            std::cmp::Ordering::Equal => {
+                self.qps.push(q);
+                self.live.push(true);
+            }
+            std::cmp::Ordering::Greater => panic!("RDMA flows are its connections"),
+        }
+        self.created += 1;
+        if !self.releases() {
+            // A pair's queue pairs, for the schedulers that reuse them (a queue pair per
+            // message is never looked up again).
+            let key = self.key(src, dst);
+            self.pairs.entry(key).or_default().qps.push(id);
+        }
         id
     }
 
