@@ -4,10 +4,11 @@
 //!
 //! The estimate is an upper bound of the large parts: routing tables (a candidate list per
 //! switch and destination ToR, see `net::routing`), flow state (spec, transport state,
-//! record, attribution, about 1 KiB per flow; for a streamed Poisson workload only a chunk
-//! of records and the flows in progress), ports and queues, the time series and packet trace buffers, and the
-//! sawtooth probe's samples. It does not model queue growth under load (bounded by the
-//! buffers) or the allocator's overhead.
+//! record, attribution, about 1 KiB per flow; for a streamed workload, Poisson arrivals or a
+//! flow file in start order, only a chunk of records and the flows in progress), ports and
+//! queues, the time series and packet trace buffers, and the sawtooth probe's samples. It
+//! does not model queue growth under load (bounded by the buffers) or the allocator's
+//! overhead.
 
 use crate::config::Config;
 use crate::topology::TopologyConfig;
@@ -20,24 +21,25 @@ const PER_FLOW: u64 = 1024;
 const STREAMED_PER_HOST: u64 = 256;
 
 /// Whether every run of `cfg` pulls its workload as flows start and releases them as they
-/// finish: Poisson arrivals without on/off periods, TCP-family or UDP schemes or RDMA schemes
-/// with a queue pair per message (DCQCN, HPCC, ...), and nothing that keeps every flow
-/// (`experiment::retires`).
-fn streams(cfg: &Config) -> bool {
-    matches!(
-        cfg.workload,
-        crate::workload::WorkloadConfig::Poisson {
-            on: None,
-            off: None,
-            ..
-        }
-    ) && crate::experiment::retires(cfg)
+/// finish: Poisson arrivals without on/off periods or a CSV or HPCC flow file in start order,
+/// TCP-family or UDP schemes or RDMA schemes with a queue pair per message (DCQCN, HPCC, ...),
+/// and nothing that keeps every flow (`experiment::retires`).
+fn streams(cfg: &Config, base: &Path) -> bool {
+    crate::experiment::retires(cfg)
         && cfg.schemes.iter().all(|s| {
             crate::scheme::Scheme::parse(s).is_ok_and(|s| {
                 s.transport != crate::config::TransportKind::Rdma
                     || s.rdma_host == Some(crate::config::RdmaHostKind::PerMessage)
             })
         })
+        && (matches!(
+            cfg.workload,
+            crate::workload::WorkloadConfig::Poisson {
+                on: None,
+                off: None,
+                ..
+            }
+        ) || cfg.workload.file_streams(base, cfg.topology.n_hosts()))
 }
 
 /// Bytes per port (the port with its queues' headers, counters, the MMU's share).
@@ -179,7 +181,7 @@ pub fn estimate(cfg: &Config, base: &Path) -> Estimate {
     let routes = routes_bytes(&sh, hosts, file);
     let links = sh.links;
     let mut held = cfg.workload.max_flows(base, cfg.topology.n_hosts());
-    if streams(cfg) {
+    if streams(cfg, base) {
         // Flows are made as they start and released as they finish, records written out in
         // chunks: what is held is the chunk and the flows in progress, not the workload.
         held = held

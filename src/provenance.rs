@@ -28,12 +28,31 @@ pub const GIT_DIRTY: &str = env!("DCSIM_GIT_DIRTY");
 
 /// 64-bit FNV-1a.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a_from(0xcbf2_9ce4_8422_2325, bytes)
+}
+
+/// FNV-1a continued from state `h` over `bytes`.
+fn fnv1a_from(mut h: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+/// [`fnv1a`] of a file's bytes, read a block at a time (flow files can be hundreds of MB).
+pub fn fnv1a_file(path: &Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut h = fnv1a(&[]);
+    loop {
+        let k = f.read(&mut buf)?;
+        if k == 0 {
+            return Ok(h);
+        }
+        h = fnv1a_from(h, &buf[..k]);
+    }
 }
 
 /// The identity of one run.
@@ -65,8 +84,8 @@ pub fn run_identity(cfg: &Config, scheme: &str, seed: u64, base: &Path) -> RunId
         .into_iter()
         .chain(cfg.routing.pin.clone())
     {
-        let h = match std::fs::read(base.join(&f)) {
-            Ok(bytes) => format!("{:016x}", fnv1a(&bytes)),
+        let h = match fnv1a_file(&base.join(&f)) {
+            Ok(h) => format!("{h:016x}"),
             Err(_) => "unreadable".to_string(),
         };
         inputs.insert(f.display().to_string(), h);
@@ -230,4 +249,19 @@ fn live_holder(lock: &Path) -> Option<String> {
         return None;
     }
     Path::new(&format!("/proc/{pid}")).exists().then_some(who)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_hashes_as_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let p = dir.path().join("f");
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(fnv1a_file(&p).unwrap(), fnv1a(&bytes));
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c, "the FNV-1a test vector");
+    }
 }

@@ -444,6 +444,37 @@ pub fn load_cdf(name: &str, base: &Path) -> Result<Cdf, String> {
 }
 
 impl WorkloadConfig {
+    /// Whether this workload is a flow file that a run can read as its flows start (a CSV or
+    /// HPCC flow file in start order, without dependencies: see [`WorkloadConfig::stream`]).
+    /// Reads the file through once.
+    pub fn file_streams(&self, base: &Path, n_hosts: usize) -> bool {
+        match self {
+            WorkloadConfig::Csv { file } => check_csv_stream(&base.join(file), n_hosts, None),
+            WorkloadConfig::Hpcc { file, start_offset } => {
+                check_hpcc_stream(&base.join(file), n_hosts, *start_offset, None)
+            }
+            _ => None,
+        }
+        .is_some()
+    }
+}
+
+/// Lines in file `path` (newlines plus one), read a block at a time.
+fn line_count(path: &Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 1u64;
+    loop {
+        let k = f.read(&mut buf)?;
+        if k == 0 {
+            return Ok(n);
+        }
+        n += buf[..k].iter().filter(|&&c| c == b'\n').count() as u64;
+    }
+}
+
+impl WorkloadConfig {
     /// An upper bound on the flows this workload generates (for a flow list: its lines,
     /// counted cheaply from the file size at 10 bytes a line when it cannot be read).
     pub fn max_flows(&self, base: &Path, n_hosts: usize) -> u64 {
@@ -452,9 +483,7 @@ impl WorkloadConfig {
             WorkloadConfig::Csv { file }
             | WorkloadConfig::Hpcc { file, .. }
             | WorkloadConfig::Htsim { file, .. }
-            | WorkloadConfig::Json { file } => std::fs::read(base.join(file))
-                .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64 + 1)
-                .unwrap_or(0),
+            | WorkloadConfig::Json { file } => line_count(&base.join(file)).unwrap_or(0),
             WorkloadConfig::Incast { fan_in, bursts, .. } => *fan_in as u64 * *bursts as u64,
             WorkloadConfig::PartitionAggregate {
                 fan_in, queries, ..
@@ -591,12 +620,18 @@ impl WorkloadConfig {
                     );
                 }
             }
+            // A file fit to stream is checked a row at a time, without holding its flows;
+            // any other is read whole, which reports what is wrong with it.
             WorkloadConfig::Csv { file } => {
-                read_csv(&base.join(file), n_hosts).map_err(|m| ("file".to_string(), m))?;
+                if check_csv_stream(&base.join(file), n_hosts, None).is_none() {
+                    read_csv(&base.join(file), n_hosts).map_err(|m| ("file".to_string(), m))?;
+                }
             }
             WorkloadConfig::Hpcc { file, start_offset } => {
-                read_hpcc(&base.join(file), n_hosts, *start_offset)
-                    .map_err(|m| ("file".to_string(), m))?;
+                if check_hpcc_stream(&base.join(file), n_hosts, *start_offset, None).is_none() {
+                    read_hpcc(&base.join(file), n_hosts, *start_offset)
+                        .map_err(|m| ("file".to_string(), m))?;
+                }
             }
             WorkloadConfig::Json { file } => {
                 read_json(&base.join(file), n_hosts).map_err(|m| ("file".to_string(), m))?;
@@ -1202,6 +1237,14 @@ impl WorkloadConfig {
             let s = CsvStream::open(&path, n_hosts, stop)?;
             return Ok(Some((FlowStream::Csv(s), c)));
         }
+        if let WorkloadConfig::Hpcc { file, start_offset } = self {
+            let path = base.join(file);
+            let Some(c) = check_hpcc_stream(&path, n_hosts, *start_offset, stop) else {
+                return Ok(None);
+            };
+            let s = HpccStream::open(&path, n_hosts, *start_offset, stop)?;
+            return Ok(Some((FlowStream::Hpcc(s), c)));
+        }
         let WorkloadConfig::Poisson {
             until,
             on: None,
@@ -1579,6 +1622,7 @@ impl Iterator for CsvStream {
 pub enum FlowStream {
     Poisson(PoissonStream),
     Csv(CsvStream),
+    Hpcc(HpccStream),
 }
 
 impl Iterator for FlowStream {
@@ -1588,6 +1632,7 @@ impl Iterator for FlowStream {
         match self {
             FlowStream::Poisson(p) => p.next(),
             FlowStream::Csv(c) => c.next(),
+            FlowStream::Hpcc(h) => h.next(),
         }
     }
 }
@@ -1599,6 +1644,7 @@ impl FlowStream {
         match self {
             FlowStream::Poisson(p) => p.clone().collect(),
             FlowStream::Csv(c) => c.rest(),
+            FlowStream::Hpcc(h) => h.rest(),
         }
     }
 
@@ -1606,6 +1652,7 @@ impl FlowStream {
     pub fn error(&self) -> Option<&str> {
         match self {
             FlowStream::Csv(c) => c.error.as_deref(),
+            FlowStream::Hpcc(h) => h.error.as_deref(),
             FlowStream::Poisson(_) => None,
         }
     }
@@ -2215,40 +2262,110 @@ fn decimal_seconds(s: &str) -> Option<SimTime> {
 /// Starts are read exactly to the nanosecond (the HPCC simulator goes through a `double` and
 /// truncates, so some of its flows start 1 ns earlier), and `offset` is subtracted.
 pub fn read_hpcc(path: &Path, n_hosts: usize, offset: SimTime) -> Result<Vec<FlowSpec>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty());
-    let at = |ln: usize| format!("{} line {ln}", path.display());
-    let (ln, head) = lines
-        .next()
-        .ok_or_else(|| format!("{}: empty file", path.display()))?;
-    let n: usize = head
-        .parse()
-        .map_err(|_| format!("{}: expected the flow count, got `{head}`", at(ln)))?;
-    if n == 0 || n > 10_000_000 {
-        return Err(format!(
-            "{}: the flow count must be in 1..=10000000",
-            at(ln)
-        ));
+    let mut r = HpccReader::open(path, n_hosts, offset)?;
+    let mut out = Vec::with_capacity(r.n);
+    while let Some(f) = r.next_flow()? {
+        out.push(f);
     }
-    let mut out = Vec::with_capacity(n);
-    for (ln, l) in lines {
+    Ok(out)
+}
+
+/// An HPCC ns-3 flow file read a line at a time ([`read_hpcc`]'s format and checks): the
+/// declared count from the first line, then each flow, and at the end the check that the
+/// file held exactly that many.
+struct HpccReader {
+    path: PathBuf,
+    lines: std::io::Lines<std::io::BufReader<std::fs::File>>,
+    /// Line number of the last line read.
+    ln: usize,
+    n_hosts: usize,
+    offset: SimTime,
+    /// Flows the first line declares, and flows read so far.
+    n: usize,
+    read: usize,
+}
+
+impl HpccReader {
+    fn open(path: &Path, n_hosts: usize, offset: SimTime) -> Result<HpccReader, String> {
+        use std::io::BufRead;
+        let file = std::fs::File::open(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut r = HpccReader {
+            path: path.to_path_buf(),
+            lines: std::io::BufReader::new(file).lines(),
+            ln: 0,
+            n_hosts,
+            offset,
+            n: 0,
+            read: 0,
+        };
+        let head = r
+            .next_line()?
+            .ok_or_else(|| format!("{}: empty file", path.display()))?;
+        let n: usize = head
+            .parse()
+            .map_err(|_| format!("{}: expected the flow count, got `{head}`", r.at()))?;
+        if n == 0 || n > 10_000_000 {
+            return Err(format!(
+                "{}: the flow count must be in 1..=10000000",
+                r.at()
+            ));
+        }
+        r.n = n;
+        Ok(r)
+    }
+
+    fn at(&self) -> String {
+        format!("{} line {}", self.path.display(), self.ln)
+    }
+
+    /// The next line that is not blank, trimmed.
+    fn next_line(&mut self) -> Result<Option<String>, String> {
+        for l in self.lines.by_ref() {
+            self.ln += 1;
+            let l = l.map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+            let t = l.trim();
+            if !t.is_empty() {
+                return Ok(Some(t.to_string()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The next flow; None after the last, once the count has been checked.
+    fn next_flow(&mut self) -> Result<Option<FlowSpec>, String> {
+        if self.read == self.n {
+            // One line past the count is enough to know the count is wrong.
+            if self.next_line()?.is_some() {
+                return Err(format!(
+                    "{}: more than {} flow lines, the first line says {}",
+                    self.path.display(),
+                    self.n,
+                    self.n
+                ));
+            }
+            return Ok(None);
+        }
+        let Some(l) = self.next_line()? else {
+            return Err(format!(
+                "{}: {} flow lines, the first line says {}",
+                self.path.display(),
+                self.read,
+                self.n
+            ));
+        };
         let v: Vec<&str> = l.split_whitespace().collect();
         if v.len() != 6 {
             return Err(format!(
                 "{}: expected `src dst pg dport size start_seconds`, got `{l}`",
-                at(ln)
+                self.at()
             ));
         }
         let num = |i: usize, what: &str| -> Result<u64, String> {
             v[i].parse::<u64>().map_err(|_| {
                 format!(
                     "{}: {what} `{}` is not a non-negative integer",
-                    at(ln),
+                    self.at(),
                     v[i]
                 )
             })
@@ -2256,46 +2373,135 @@ pub fn read_hpcc(path: &Path, n_hosts: usize, offset: SimTime) -> Result<Vec<Flo
         let (src, dst, size) = (num(0, "src")?, num(1, "dst")?, num(4, "size")?);
         num(2, "pg")?;
         num(3, "dport")?;
+        let n_hosts = self.n_hosts;
         if src as usize >= n_hosts || dst as usize >= n_hosts {
-            return Err(format!("{}: hosts must be in 0..{n_hosts}", at(ln)));
+            return Err(format!("{}: hosts must be in 0..{n_hosts}", self.at()));
         }
         if src == dst {
-            return Err(format!("{}: src and dst are the same host", at(ln)));
+            return Err(format!("{}: src and dst are the same host", self.at()));
         }
         if size == 0 {
-            return Err(format!("{}: size must be positive", at(ln)));
+            return Err(format!("{}: size must be positive", self.at()));
         }
         let t = decimal_seconds(v[5])
-            .ok_or_else(|| format!("{}: start `{}` is not a time in seconds", at(ln), v[5]))?;
+            .ok_or_else(|| format!("{}: start `{}` is not a time in seconds", self.at(), v[5]))?;
+        let offset = self.offset;
         if t < offset {
             return Err(format!(
                 "{}: starts at {t}, before start_offset {offset} (HPCC's scripts put flows at 2 s + start; set [workload] start_offset)",
-                at(ln)
+                self.at()
             ));
         }
         let start = t - offset;
         if start.0 / 1000 > MAX_CSV_TIME_NS {
-            return Err(format!("{}: start is out of range", at(ln)));
+            return Err(format!("{}: start is out of range", self.at()));
         }
-        out.push(FlowSpec::new(
-            out.len() as u32 + 1,
+        self.read += 1;
+        Ok(Some(FlowSpec::new(
+            self.read as u32,
             src as u32,
             dst as u32,
             size,
             start,
-        ));
-        if out.len() > n {
-            break;
+        )))
+    }
+}
+
+/// An HPCC flow file read as its flows start (a file in start order; see
+/// [`WorkloadConfig::stream`]). A line that no longer parses (the file changed since it was
+/// checked) ends the stream and is kept as its error.
+#[derive(Debug)]
+pub struct HpccStream {
+    reader: HpccReader,
+    end: Option<SimTime>,
+    done: bool,
+    pub error: Option<String>,
+}
+
+impl std::fmt::Debug for HpccReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HpccReader({} line {})", self.path.display(), self.ln)
+    }
+}
+
+impl HpccStream {
+    fn open(
+        path: &Path,
+        n_hosts: usize,
+        offset: SimTime,
+        end: Option<SimTime>,
+    ) -> Result<HpccStream, String> {
+        Ok(HpccStream {
+            reader: HpccReader::open(path, n_hosts, offset)?,
+            end,
+            done: false,
+            error: None,
+        })
+    }
+
+    /// The flows still to come: the file read again from the current flow.
+    fn rest(&self) -> Vec<FlowSpec> {
+        if self.done {
+            return Vec::new();
+        }
+        let r = &self.reader;
+        let Ok(mut again) = HpccStream::open(&r.path, r.n_hosts, r.offset, self.end) else {
+            return Vec::new();
+        };
+        for _ in 0..r.read {
+            if !matches!(again.reader.next_flow(), Ok(Some(_))) {
+                return Vec::new();
+            }
+        }
+        again.collect()
+    }
+}
+
+impl Iterator for HpccStream {
+    type Item = FlowSpec;
+
+    fn next(&mut self) -> Option<FlowSpec> {
+        if self.done {
+            return None;
+        }
+        match self.reader.next_flow() {
+            Ok(Some(spec)) if self.end.is_none_or(|e| spec.start < e) => Some(spec),
+            Ok(_) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                self.error = Some(format!("{e} (the file changed during the run)"));
+                None
+            }
         }
     }
-    if out.len() != n {
-        return Err(format!(
-            "{}: {} flow lines, the first line says {n}",
-            path.display(),
-            out.len()
-        ));
+}
+
+/// Checks HPCC flow file `path` for streaming: every line valid, the count right, starts in
+/// increasing order (ids are the line order, so (start, id) increases), every start within
+/// the horizon. None if it is not fit (the list reader then reads it, and reports whatever is
+/// wrong with it).
+fn check_hpcc_stream(
+    path: &Path,
+    n_hosts: usize,
+    offset: SimTime,
+    end: Option<SimTime>,
+) -> Option<StreamCheck> {
+    let mut r = HpccReader::open(path, n_hosts, offset).ok()?;
+    let mut last = SimTime::ZERO;
+    let mut c = StreamCheck::default();
+    while let Some(f) = r.next_flow().ok()? {
+        if f.start < last || beyond_horizon(&f).is_some() {
+            return None;
+        }
+        last = f.start;
+        if end.is_none_or(|e| f.start < e) {
+            c.flows += 1;
+        }
     }
-    Ok(out)
+    Some(c)
 }
 
 /// Default path base for configs given on stdin or built in.
@@ -2375,6 +2581,73 @@ mod tests {
         let mut broken = text.clone();
         broken.replace_range(text.len() / 2.., "x,y\n");
         std::fs::write(dir.path().join("sorted.csv"), broken).unwrap();
+        let _ = st.by_ref().count();
+        assert!(
+            st.error().is_some_and(|e| e.contains("changed")),
+            "{:?}",
+            st.error()
+        );
+    }
+
+    #[test]
+    fn a_sorted_hpcc_flow_file_streams_as_its_list_and_others_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |name: &str, text: &str| {
+            std::fs::write(dir.path().join(name), text).unwrap();
+            WorkloadConfig::Hpcc {
+                file: name.into(),
+                start_offset: SimTime::from_secs_f64(2.0),
+            }
+        };
+        let mut text = String::from("3000\n");
+        for i in 0..3000u32 {
+            // Ties in start time (ids are the line order); blank lines skipped.
+            let t = format!("2.{:09}", i / 3 * 100);
+            text += &format!("{} {} 3 100 {} {t}\n", i % 7, (i % 7) + 1, 1000 + i);
+            if i % 50 == 0 {
+                text.push('\n');
+            }
+        }
+        let sorted = w("sorted.txt", &text);
+        let (rate, base) = (BitRate::from_gbps(10), dir.path());
+        assert!(sorted.file_streams(base, 8));
+        for stop in [None, Some(SimTime::from_ns(4_000))] {
+            let mut listed = sorted.generate(8, rate, 1, base).unwrap();
+            listed.retain(|f| stop.is_none_or(|s| f.start < s));
+            let (mut st, c) = sorted.stream(8, rate, 1, base, stop).unwrap().unwrap();
+            assert_eq!(c.flows, listed.len());
+            let head: Vec<FlowSpec> = st.by_ref().take(40).collect();
+            let rest = st.rest();
+            let tail: Vec<FlowSpec> = st.by_ref().collect();
+            assert_eq!(rest, tail, "rest() reads what is still to come");
+            assert_eq!([head, tail].concat(), listed);
+            assert!(st.error().is_none());
+        }
+        // Out of order, a wrong count, a bad line: a list (which reports the error).
+        let unsorted = w("unsorted.txt", "2\n0 1 3 100 100 2.5\n1 2 3 100 100 2.1\n");
+        assert!(unsorted.stream(8, rate, 1, base, None).unwrap().is_none());
+        assert!(!unsorted.file_streams(base, 8));
+        assert_eq!(unsorted.generate(8, rate, 1, base).unwrap().len(), 2);
+        let short = w("short.txt", "3\n0 1 3 100 100 2.1\n1 2 3 100 100 2.5\n");
+        assert!(short.stream(8, rate, 1, base, None).unwrap().is_none());
+        let e = short.generate(8, rate, 1, base).unwrap_err();
+        assert!(e.contains("2 flow lines, the first line says 3"), "{e}");
+        let long = w("long.txt", "1\n0 1 3 100 100 2.1\n1 2 3 100 100 2.5\n");
+        let e = long.generate(8, rate, 1, base).unwrap_err();
+        assert!(e.contains("more than 1 flow lines"), "{e}");
+        let bad = w("bad.txt", "2\n0 1 3 100 100 2.1\n1 9 3 100 100 2.5\n");
+        assert!(bad.stream(8, rate, 1, base, None).unwrap().is_none());
+        let e = bad.generate(8, rate, 1, base).unwrap_err();
+        assert!(
+            e.contains("line 3") && e.contains("hosts must be in 0..8"),
+            "{e}"
+        );
+        // A file that changes under a run ends its stream with an error, not silently.
+        let (mut st, _) = sorted.stream(8, rate, 1, base, None).unwrap().unwrap();
+        st.next().unwrap();
+        let mut broken = text.clone();
+        broken.replace_range(text.len() / 2.., "x y\n");
+        std::fs::write(dir.path().join("sorted.txt"), broken).unwrap();
         let _ = st.by_ref().count();
         assert!(
             st.error().is_some_and(|e| e.contains("changed")),

@@ -145,6 +145,19 @@ fn a_sorted_flow_file_streams_with_the_same_results() {
     );
 }
 
+/// Many short messages on a small fat-tree with a lossy buffer and a retransmission timeout
+/// shorter than the queueing delays (see below).
+fn rdma_config() -> dcsim::config::Config {
+    crate::common::cfg(
+        "name = \"retire-rdma\"\nseed = 5\nschemes = [\"DCQCN\"]\n\
+         [topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\nlink_delay = \"1us\"\n\
+         [switch.buffer]\nkind = \"static\"\nper_port = \"30KB\"\n\
+         [packet]\nmss = \"1000B\"\n\
+         [rdma]\nrto = \"20us\"\n\
+         [workload]\nkind = \"poisson\"\nsize_cdf = \"google_rpc\"\nload = 0.6\nflows = 1200\n",
+    )
+}
+
 #[test]
 fn released_rdma_messages_give_the_same_files() {
     // A queue pair per message (DCQCN, HPCC with its telemetry, IRN): each message is released
@@ -153,14 +166,7 @@ fn released_rdma_messages_give_the_same_files() {
     // than the queueing delays makes spurious ones: duplicates still in flight when their
     // message has finished, which must not find its slot released (releasing a finished
     // message without waiting for its packets fails this test).
-    let c = crate::common::cfg(
-        "name = \"retire-rdma\"\nseed = 5\nschemes = [\"DCQCN\"]\n\
-         [topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\nlink_delay = \"1us\"\n\
-         [switch.buffer]\nkind = \"static\"\nper_port = \"30KB\"\n\
-         [packet]\nmss = \"1000B\"\n\
-         [rdma]\nrto = \"20us\"\n\
-         [workload]\nkind = \"poisson\"\nsize_cdf = \"google_rpc\"\nload = 0.6\nflows = 1200\n",
-    );
+    let c = rdma_config();
     let tmp = tempfile::tempdir().unwrap();
     for scheme in ["DCQCN", "HPCC", "IRN"] {
         let (keep, all_slots) = run(&c, scheme, false, None);
@@ -197,4 +203,40 @@ fn released_rdma_messages_give_the_same_files() {
         };
         assert_eq!(json(&keep), json(&rel), "{scheme}: summary.json");
     }
+}
+
+#[test]
+fn a_sorted_hpcc_flow_file_streams_with_the_same_results() {
+    // A Poisson workload written out as an HPCC ns-3 flow file in start order (`2 s + t`),
+    // read as its messages start (`workload::HpccStream`) by a DCQCN run that releases them,
+    // as a list by one that keeps them.
+    let c = rdma_config();
+    let flows = c
+        .workload
+        .generate(16, c.topology.host_rate(), 5, Path::new("."))
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = format!("{}\n", flows.len());
+    for f in &flows {
+        let ns = f.start.0 / 1000;
+        text += &format!("{} {} 3 100 {} 2.{ns:09}\n", f.src, f.dst, f.size);
+    }
+    let file = tmp.path().join("flows.txt");
+    std::fs::write(&file, text).unwrap();
+    let mut c = c;
+    c.workload = dcsim::workload::WorkloadConfig::Hpcc {
+        file,
+        start_offset: dcsim::units::SimTime::from_secs_f64(2.0),
+    };
+    assert!(c.workload.file_streams(Path::new("."), 16));
+    let spill = tmp.path().join("spill");
+    let (keep, _) = run(&c, "DCQCN", false, None);
+    let (rel, slots) = run(&c, "DCQCN", true, Some((&spill, 101)));
+    assert!(slots < 400, "{slots} slots");
+    assert_eq!(keep.totals.finished, flows.len() as u64);
+    assert_eq!(fct(&keep, tmp.path()), fct(&rel, tmp.path()));
+    assert_eq!(
+        dcsim::report::summary_csv(&[&keep]),
+        dcsim::report::summary_csv(&[&rel])
+    );
 }
