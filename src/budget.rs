@@ -22,16 +22,10 @@ const STREAMED_PER_HOST: u64 = 256;
 
 /// Whether every run of `cfg` pulls its workload as flows start and releases them as they
 /// finish: Poisson arrivals without on/off periods or a CSV or HPCC flow file in start order,
-/// TCP-family or UDP schemes or RDMA schemes with a queue pair per message (DCQCN, HPCC, ...),
-/// and nothing that keeps every flow (`experiment::retires`).
+/// and nothing that keeps every flow (`experiment::retires`). Any scheme: RDMA messages are
+/// released too (a host pair's queue pairs stay, at most one set per pair in use).
 fn streams(cfg: &Config, base: &Path) -> bool {
     crate::experiment::retires(cfg)
-        && cfg.schemes.iter().all(|s| {
-            crate::scheme::Scheme::parse(s).is_ok_and(|s| {
-                s.transport != crate::config::TransportKind::Rdma
-                    || s.rdma_host == Some(crate::config::RdmaHostKind::PerMessage)
-            })
-        })
         && (matches!(
             cfg.workload,
             crate::workload::WorkloadConfig::Poisson {

@@ -814,9 +814,10 @@ impl Recorder {
 
     /// Records a released flow or message.
     pub fn retired(&mut self, net: &crate::net::Network, r: &crate::sim::Retired) {
-        match &r.msg {
-            Some(m) => self.message(net, m, r.attribution),
-            None => self.flow(net, &r.flow, r.tcp, r.attribution),
+        match (&r.msg, &r.flow) {
+            (Some(m), _) => self.message(net, m, r.attribution),
+            (None, Some(f)) => self.flow(net, f, r.tcp, r.attribution),
+            (None, None) => unreachable!("a released flow or message"),
         }
     }
 
@@ -1047,7 +1048,7 @@ pub fn collect_with(
     } else {
         // Released flows the driver did not take yet, then the flows still held.
         for r in sim.retired_pending() {
-            rec.flow(&sim.net, &r.flow, r.tcp, r.attribution);
+            rec.retired(&sim.net, r);
         }
         // With `end_when`, flows that never started did not happen.
         let counted = |f: &crate::transport::Flow| f.started || cfg.end_when.is_none();

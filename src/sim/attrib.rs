@@ -22,7 +22,10 @@
 //!   send (in the NIC's ready list, or with packets in the host queue); time the NIC spent on
 //!   other flows while this one was held back by its window, rate or pacing is `sender`. For
 //!   RDMA messages, all the NIC's time on others (a message also waits behind the other
-//!   messages of its queue pair, which the queue pair's readiness does not show);
+//!   messages of its queue pair, which the queue pair's readiness does not show), and, where
+//!   out-of-order delivery (MP-RDMA) lets a packet of an earlier message sent before this one
+//!   started complete it too, all the time until that packet arrived (the message waited
+//!   behind another of its connection; that packet's journey is not its own);
 //! - `pfc`: the sender NIC was idle while PFC paused it, plus the time D and A waited in
 //!   switch queues whose priority was paused;
 //! - `serialization`: the sender NIC transmitting the flow's own earlier packets, plus D's and
@@ -115,6 +118,12 @@ struct Journey {
     pfc: u64,
     ser: u64,
     prop: u64,
+}
+
+impl Journey {
+    fn total(&self) -> u64 {
+        self.queue + self.higher + self.residual + self.lower + self.pfc + self.ser + self.prop
+    }
 }
 
 /// The record of one packet in flight, in cache lines by use: (0) the journey, summed at
@@ -536,18 +545,29 @@ impl Attrib {
         };
         let unit = &self.units[u];
         let fct = now.0 - unit.start.0;
-        // D was sent before this unit started only if it belongs to another unit whose
-        // completion also completes this one; then the sender side is empty.
-        let (tx, busy, ip, wait) = if tx < unit.start {
-            (
-                unit.start,
-                unit.busy_at_start,
-                unit.idle_paused_at_start,
-                unit.wait_at_start,
-            )
-        } else {
-            (tx, busy_tx, ip_tx, wait_tx)
-        };
+        if tx < unit.start {
+            // D was sent before this unit started: it belongs to another unit of the same
+            // connection, delivered out of order (MP-RDMA's paths), whose arrival completed
+            // this one too, and part of its journey precedes this unit. Until D arrived, this
+            // unit waited behind another message of its connection: head-of-line blocking.
+            // The acknowledgement's side is this unit's as usual.
+            let a_side = a.total() + rcv_wait;
+            debug_assert!(a_side <= fct, "the acknowledgement outlasts the unit");
+            self.results[u] = Some(Attribution {
+                nic_hol: fct.saturating_sub(a_side),
+                pfc: a.pfc,
+                serialization: a.ser,
+                propagation: a.prop,
+                switch_queue: a.queue,
+                switch_higher: a.higher,
+                switch_residual: a.residual,
+                switch_lower: a.lower,
+                receiver: rcv_wait,
+                ..Attribution::default()
+            });
+            return;
+        }
+        let (busy, ip, wait) = (busy_tx, ip_tx, wait_tx);
         let before = tx.0 - unit.start.0;
         let busy = busy.saturating_sub(unit.busy_at_start).min(before);
         let pfc_nic = ip

@@ -237,7 +237,10 @@ pub struct HostFifo {
 /// slot: the message takes a free one as it arrives, its queue pair the same, and both are
 /// released together once the message has finished and nothing of its queue pair is left
 /// (late duplicates of a spurious retransmission included). Schedulers that keep a host
-/// pair's queue pairs for later messages (SP-RDMA, GPMP, ...) keep every message.
+/// pair's queue pairs for later messages (SP-RDMA, GPMP, ...) keep the queue pairs and
+/// release a finished message's slot once none of its data packets is left
+/// (`Sim::msg_in_net`, counted where the transport makes one and where it is delivered or
+/// lost): a late packet would otherwise count against the slot's next message.
 struct Retire {
     /// Finished flows not yet released, and the length of that list after the last scan
     /// (the next scan waits until it has doubled: a flow is checked a bounded number of
@@ -255,8 +258,8 @@ struct Retire {
 /// A released flow (or RDMA message): its final record, transport counters and delay
 /// attribution.
 pub struct Retired {
-    /// The flow; for an RDMA message, its connection.
-    pub flow: Flow,
+    /// The flow; for an RDMA message, its connection if it had its own.
+    pub flow: Option<Flow>,
     pub tcp: Option<crate::transport::tcp::TcpStats>,
     pub attribution: Option<attrib::Attribution>,
     /// RDMA: the message.
@@ -350,6 +353,11 @@ pub struct Sim {
     /// The event loop prefetches ahead ([`Sim::warm_up`]): networks of
     /// [`PREFETCH_MIN_PORTS`] ports or more.
     warm: bool,
+    /// RDMA with a queue pair per message: the two share a slot.
+    per_message: bool,
+    /// Retiring RDMA runs whose queue pairs carry several messages: data packets in the
+    /// network per message slot.
+    msg_in_net: Option<Vec<u32>>,
 }
 
 impl Sim {
@@ -357,11 +365,11 @@ impl Sim {
         let mut s = s;
         let mut stream = s.stream.take();
         let streamed = stream.as_ref().map_or(0, |(_, c)| c.flows);
-        // RDMA messages are released with their connections only when each has its own.
+        // RDMA messages share their slot with their connection when each has its own.
         let per_message = matches!(&s.transport, TransportSpec::Rdma(r)
             if matches!(r.sched, crate::transport::rdma::HostSched::PerMessage));
         let msg_units = matches!(s.transport, TransportSpec::Rdma(_));
-        if !s.retire || (msg_units && !per_message) {
+        if !s.retire {
             // Only a retiring run pulls flows as they start.
             if let Some((mut st, _)) = stream.take() {
                 s.flows = st.by_ref().collect();
@@ -408,7 +416,7 @@ impl Sim {
             .flows
             .iter()
             .any(|f| f.group.is_some() || f.after.is_some());
-        let retiring = s.retire && !dependent && (!msg_units || per_message);
+        let retiring = s.retire && !dependent;
         if let TransportSpec::Rdma(spec) = &s.transport {
             for p in [spec.short_prio, spec.long_prio, spec.params.ack_prio] {
                 if p as usize >= nq {
@@ -492,7 +500,12 @@ impl Sim {
         } else {
             (Vec::new(), None)
         };
+        // Messages on queue pairs that outlive them: each message's data packets are counted,
+        // so that its slot is reused only once none is left.
+        let msg_in_net = (retiring && msg_units && !per_message).then(Vec::new);
         Ok(Sim {
+            msg_in_net,
+            per_message,
             now: SimTime::ZERO,
             ev: EventQueue::new(),
             net,
@@ -1066,8 +1079,16 @@ impl Sim {
     fn open_message(&mut self, i: usize) -> (u32, u32) {
         let spec = self.next_spec(i);
         let r = self.retire.as_mut().expect("retiring mode");
-        let slot = r.free.pop().unwrap_or(self.flows.len() as u32);
-        r.slot = Some(slot);
+        let n = self.transport.messages().map_or(0, |m| m.len());
+        let slot = r.free.pop().unwrap_or(n as u32);
+        if self.per_message {
+            r.slot = Some(slot);
+        }
+        if let Some(c) = &mut self.msg_in_net
+            && slot as usize == c.len()
+        {
+            c.push(0);
+        }
         self.transport.open_message(slot, &spec, i as u32);
         if let Some(a) = &mut self.attrib {
             a.clear_unit(slot as usize);
@@ -1082,6 +1103,22 @@ impl Sim {
         let mut r = self.retire.take().expect("retiring mode");
         let mut pending = std::mem::take(&mut r.pending);
         pending.retain(|&f| {
+            if let Some(c) = &self.msg_in_net {
+                // A message whose queue pairs carry others: released once none of its data
+                // packets is left (it has finished, so none is made any more).
+                if c[f.idx()] > 0 {
+                    return true;
+                }
+                let attribution = self.attrib.as_mut().and_then(|a| a.take_result(f.idx()));
+                r.out.push(Retired {
+                    flow: None,
+                    tcp: None,
+                    attribution,
+                    msg: self.transport.release_message(f.0),
+                });
+                r.free.push(f.0);
+                return false;
+            }
             let fl = &self.flows[f.idx()];
             debug_assert!(self.msg_units || fl.done(), "only finished flows retire");
             // Timers cancelled are enough: an event they left queued finds the next
@@ -1096,7 +1133,7 @@ impl Sim {
                 false => None,
             };
             r.out.push(Retired {
-                flow: fl.clone(),
+                flow: Some(fl.clone()),
                 tcp: self.transport.tcp(f),
                 attribution,
                 msg,
@@ -1828,6 +1865,9 @@ impl Sim {
         if sent {
             let fl = &mut self.flows[f.idx()];
             fl.in_net = fl.in_net.wrapping_add(1);
+            if let Some(c) = &mut self.msg_in_net {
+                c[crate::transport::rdma::msg_of(pkt.aux)] += 1;
+            }
         }
         sent.then_some(pkt)
     }
@@ -1964,6 +2004,11 @@ impl Sim {
             fl.ext_id
         );
         fl.in_net = fl.in_net.wrapping_sub(1);
+        if let Some(c) = &mut self.msg_in_net
+            && pkt.is_data()
+        {
+            c[crate::transport::rdma::msg_of(pkt.aux)] -= 1;
+        }
     }
 
     /// Hands a control packet (ACK) to host NIC `hp`: straight onto the wire when the NIC is

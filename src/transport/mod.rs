@@ -485,12 +485,6 @@ impl Transport {
         with_rdma!(self, r => Some(r.created()), None)
     }
 
-    /// Whether an RDMA run's messages (and their connections) can be released as they finish
-    /// ([`rdma::Rdma::releases`]).
-    pub fn releases_messages(&self) -> bool {
-        with_rdma!(self, r => r.releases(), false)
-    }
-
     /// RDMA: message `spec`, the `order`-th of the workload, arrives in slot `m` (runs that
     /// release messages).
     pub fn open_message(&mut self, m: u32, spec: &FlowSpec, order: u32) {

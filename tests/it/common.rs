@@ -23,9 +23,11 @@ pub fn plan(c: &Config, scheme: &str, seed: u64) -> RunPlan {
     RunPlan::single(c, scheme, seed)
 }
 
-/// Builds the simulation of `scheme` under `c`.
+/// Builds the simulation of `scheme` under `c`, keeping every flow and message (tests read
+/// its state by index; `run` releases them as a run does).
 pub fn sim(c: &Config, scheme: &str) -> Sim {
-    experiment::build_sim(c, Path::new("."), &plan(c, scheme, c.seed)).expect("builds")
+    experiment::build_sim_with(c, Path::new("."), &plan(c, scheme, c.seed), false)
+        .expect("builds")
 }
 
 /// Runs `scheme` under `c` to the end and checks byte conservation.

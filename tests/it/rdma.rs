@@ -522,10 +522,7 @@ fn a_host_pair_with_more_queue_pairs_than_source_ports_reuses_them() {
         "schemes = [\"DCQCN\"]\n[rdma]\nrto = \"1ms\"\n{FABRIC}[workload]\nkind = \"csv\"\nfile = \"{}\"\n",
         file.display()
     ));
-    // Every queue pair kept (not released as its message finishes), to read their ports.
-    let plan = crate::common::plan(&c, "DCQCN", c.seed);
-    let mut s =
-        dcsim::experiment::build_sim_with(&c, std::path::Path::new("."), &plan, false).unwrap();
+    let mut s = sim(&c, "DCQCN");
     let reason = s.run();
     let sports: Vec<u16> = s.flows.iter().map(|f| f.sport).collect();
     assert_eq!(sports.len(), n as usize, "a queue pair per message");

@@ -362,17 +362,16 @@ impl<Q: QueuePair> Rdma<Q> {
         }
     }
 
-    /// Whether a message's slot can be released with its connection's once it is done: each
-    /// message has a connection of its own (`per_message`), which nothing else uses.
-    pub fn releases(&self) -> bool {
+    /// Whether each message has a connection of its own (`per_message`), which nothing else
+    /// uses: the two share a slot, and are released together.
+    pub fn per_message(&self) -> bool {
         matches!(self.spec.sched, HostSched::PerMessage)
     }
 
     /// Message `spec` (the `order`-th of the workload) arrives in slot `m`: one past the
-    /// last, or a released message's (runs that release them, see [`Rdma::releases`]).
-    /// Its connection takes the same slot.
+    /// last, or a released message's (runs that release them). With a connection per message,
+    /// its connection takes the same slot.
     pub fn open(&mut self, m: u32, spec: &FlowSpec, order: u32) {
-        debug_assert!(self.releases());
         let msg = Msg::new(spec, order, self.spec.short_threshold);
         match (m as usize).cmp(&self.msgs.len()) {
             std::cmp::Ordering::Less => self.msgs[m as usize] = msg,
@@ -381,15 +380,18 @@ impl<Q: QueuePair> Rdma<Q> {
         }
     }
 
-    /// Releases message slot `m` and its connection's (nothing of either is left anywhere):
-    /// returns the message in its final state; the connection's counters are kept.
+    /// Releases message slot `m` (nothing of it is left anywhere), with a connection per
+    /// message its connection's too: returns the message in its final state; the
+    /// connection's counters are kept.
     pub fn release(&mut self, m: u32) -> Msg {
         let i = m as usize;
-        debug_assert!(self.live[i], "slot {m} released twice");
-        let mut t = QpTotals::default();
-        self.qps[i].add_totals(&self.qp_params, &mut t);
-        self.released.add(&t);
-        self.live[i] = false;
+        if self.per_message() {
+            debug_assert!(self.live[i], "slot {m} released twice");
+            let mut t = QpTotals::default();
+            self.qps[i].add_totals(&self.qp_params, &mut t);
+            self.released.add(&t);
+            self.live[i] = false;
+        }
         self.msgs[i].clone()
     }
 
@@ -518,7 +520,7 @@ impl<Q: QueuePair> Rdma<Q> {
             std::cmp::Ordering::Greater => panic!("RDMA flows are its connections"),
         }
         self.created += 1;
-        if !self.releases() {
+        if !self.per_message() {
             // A pair's queue pairs, for the schedulers that reuse them (a queue pair per
             // message is never looked up again).
             let key = self.key(src, dst);

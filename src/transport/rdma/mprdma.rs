@@ -183,8 +183,10 @@ impl MpSender {
         }
         let vp = self.credits.pop_front().expect("credit");
         if let Some(r) = self.retx_next {
-            // Skip packets already acknowledged.
-            let mut psn = r;
+            // Skip packets already acknowledged: selectively, or cumulatively since the
+            // recovery began (a retransmission position below the cumulative point used to
+            // index before the window and crash).
+            let mut psn = r.max(self.snd_una);
             while psn < self.recover_end && self.st[(psn - self.snd_una) as usize] & ACKED != 0 {
                 psn += 1;
             }
