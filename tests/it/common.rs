@@ -26,8 +26,7 @@ pub fn plan(c: &Config, scheme: &str, seed: u64) -> RunPlan {
 /// Builds the simulation of `scheme` under `c`, keeping every flow and message (tests read
 /// its state by index; `run` releases them as a run does).
 pub fn sim(c: &Config, scheme: &str) -> Sim {
-    experiment::build_sim_with(c, Path::new("."), &plan(c, scheme, c.seed), false)
-        .expect("builds")
+    experiment::build_sim_with(c, Path::new("."), &plan(c, scheme, c.seed), false).expect("builds")
 }
 
 /// Runs `scheme` under `c` to the end and checks byte conservation.
