@@ -1602,17 +1602,32 @@ impl Iterator for CsvStream {
         if self.done {
             return None;
         }
-        match self.next_row(&mut |_| true) {
-            Ok(Some((spec, _))) if self.end.is_none_or(|e| spec.start < e) => Some(spec),
-            Ok(_) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                self.error = Some(format!("{e} (the file changed during the run)"));
-                None
-            }
+        let row = self
+            .next_row(&mut |_| true)
+            .map(|r| r.map(|(spec, _)| spec));
+        file_stream_next(row, self.end, &mut self.done, &mut self.error)
+    }
+}
+
+/// The next flow of a flow file read as its flows start, from `row` (the file's next flow,
+/// none at its end, or why it no longer parses): None once it is done (at the end, at the
+/// first flow at or after `end`, or at an error, kept in `error`).
+fn file_stream_next(
+    row: Result<Option<FlowSpec>, String>,
+    end: Option<SimTime>,
+    done: &mut bool,
+    error: &mut Option<String>,
+) -> Option<FlowSpec> {
+    match row {
+        Ok(Some(spec)) if end.is_none_or(|e| spec.start < e) => Some(spec),
+        Ok(_) => {
+            *done = true;
+            None
+        }
+        Err(e) => {
+            *done = true;
+            *error = Some(format!("{e} (the file changed during the run)"));
+            None
         }
     }
 }
@@ -2464,18 +2479,8 @@ impl Iterator for HpccStream {
         if self.done {
             return None;
         }
-        match self.reader.next_flow() {
-            Ok(Some(spec)) if self.end.is_none_or(|e| spec.start < e) => Some(spec),
-            Ok(_) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                self.error = Some(format!("{e} (the file changed during the run)"));
-                None
-            }
-        }
+        let row = self.reader.next_flow();
+        file_stream_next(row, self.end, &mut self.done, &mut self.error)
     }
 }
 

@@ -60,6 +60,27 @@ fn fct(r: &experiment::RunResult, dir: &Path) -> String {
     }
 }
 
+/// `fct.csv`, `summary.csv` and `summary.json` of two runs of `scheme` are the same bytes.
+fn assert_same_files(
+    keep: &experiment::RunResult,
+    rel: &experiment::RunResult,
+    dir: &Path,
+    scheme: &str,
+) {
+    assert_eq!(fct(keep, dir), fct(rel, dir), "{scheme}: fct.csv");
+    assert_eq!(
+        dcsim::report::summary_csv(&[keep]),
+        dcsim::report::summary_csv(&[rel]),
+        "{scheme}: summary.csv"
+    );
+    let json = |r: &experiment::RunResult| {
+        let mut r = r.clone();
+        r.wall_seconds = 0.0;
+        serde_json::to_string(&r).unwrap()
+    };
+    assert_eq!(json(keep), json(rel), "{scheme}: summary.json");
+}
+
 #[test]
 fn released_flows_and_spilled_rows_give_the_same_files() {
     let c = config();
@@ -86,22 +107,7 @@ fn released_flows_and_spilled_rows_give_the_same_files() {
         let sp = rel.fct_spill.as_ref().expect("records spilled");
         assert!(sp.chunks() > 10, "{scheme}: {} chunks", sp.chunks());
         assert!(rel.records.is_empty());
-        assert_eq!(
-            fct(&keep, tmp.path()),
-            fct(&rel, tmp.path()),
-            "{scheme}: fct.csv"
-        );
-        assert_eq!(
-            dcsim::report::summary_csv(&[&keep]),
-            dcsim::report::summary_csv(&[&rel]),
-            "{scheme}: summary.csv"
-        );
-        let json = |r: &experiment::RunResult| {
-            let mut r = r.clone();
-            r.wall_seconds = 0.0;
-            serde_json::to_string(&r).unwrap()
-        };
-        assert_eq!(json(&keep), json(&rel), "{scheme}: summary.json");
+        assert_same_files(&keep, &rel, tmp.path(), scheme);
     }
     // Every spill directory is gone with its run.
     assert_eq!(
@@ -186,22 +192,7 @@ fn released_rdma_messages_give_the_same_files() {
             "{scheme}: queue pairs created"
         );
         assert!(rel.fct_spill.as_ref().expect("records spilled").chunks() > 10);
-        assert_eq!(
-            fct(&keep, tmp.path()),
-            fct(&rel, tmp.path()),
-            "{scheme}: fct.csv"
-        );
-        assert_eq!(
-            dcsim::report::summary_csv(&[&keep]),
-            dcsim::report::summary_csv(&[&rel]),
-            "{scheme}: summary.csv"
-        );
-        let json = |r: &experiment::RunResult| {
-            let mut r = r.clone();
-            r.wall_seconds = 0.0;
-            serde_json::to_string(&r).unwrap()
-        };
-        assert_eq!(json(&keep), json(&rel), "{scheme}: summary.json");
+        assert_same_files(&keep, &rel, tmp.path(), scheme);
     }
 }
 
@@ -232,17 +223,7 @@ fn released_messages_of_shared_queue_pairs_give_the_same_files() {
             let a = r.attribution.expect("attribution of a finished message");
             assert_eq!(Some(a.total()), r.fct_ps, "{scheme}: {r:?}");
         }
-        assert_eq!(
-            fct(&keep, tmp.path()),
-            fct(&rel, tmp.path()),
-            "{scheme}: fct.csv"
-        );
-        let json = |r: &experiment::RunResult| {
-            let mut r = r.clone();
-            r.wall_seconds = 0.0;
-            serde_json::to_string(&r).unwrap()
-        };
-        assert_eq!(json(&keep), json(&rel), "{scheme}: summary.json");
+        assert_same_files(&keep, &rel, tmp.path(), scheme);
     }
 }
 
