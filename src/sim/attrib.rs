@@ -520,7 +520,7 @@ impl Attrib {
             return;
         }
         let t = &self.traces[uid as usize];
-        let (d, a, rcv_wait, tx, busy_tx, ip_tx, own_tx, wait_tx) = if udp {
+        let (d, a, rcv_wait, tx, busy, ip, own_tx, wait) = if udp {
             (
                 t.journey,
                 Journey::default(),
@@ -567,7 +567,6 @@ impl Attrib {
             });
             return;
         }
-        let (busy, ip, wait) = (busy_tx, ip_tx, wait_tx);
         let before = tx.0 - unit.start.0;
         let busy = busy.saturating_sub(unit.busy_at_start).min(before);
         let pfc_nic = ip

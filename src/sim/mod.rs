@@ -353,10 +353,9 @@ pub struct Sim {
     /// The event loop prefetches ahead ([`Sim::warm_up`]): networks of
     /// [`PREFETCH_MIN_PORTS`] ports or more.
     warm: bool,
-    /// RDMA with a queue pair per message: the two share a slot.
-    per_message: bool,
     /// Retiring RDMA runs whose queue pairs carry several messages: data packets in the
-    /// network per message slot.
+    /// network per message slot (None in other runs, and where each message has a queue pair
+    /// of its own, which shares its slot).
     msg_in_net: Option<Vec<u32>>,
 }
 
@@ -505,7 +504,6 @@ impl Sim {
         let msg_in_net = (retiring && msg_units && !per_message).then(Vec::new);
         Ok(Sim {
             msg_in_net,
-            per_message,
             now: SimTime::ZERO,
             ev: EventQueue::new(),
             net,
@@ -1081,13 +1079,12 @@ impl Sim {
         let r = self.retire.as_mut().expect("retiring mode");
         let n = self.transport.messages().map_or(0, |m| m.len());
         let slot = r.free.pop().unwrap_or(n as u32);
-        if self.per_message {
-            r.slot = Some(slot);
-        }
-        if let Some(c) = &mut self.msg_in_net
-            && slot as usize == c.len()
-        {
-            c.push(0);
+        match &mut self.msg_in_net {
+            // Its queue pairs carry other messages: its data packets are counted.
+            Some(c) if slot as usize == c.len() => c.push(0),
+            Some(_) => {}
+            // A queue pair of its own, created in the same slot.
+            None => r.slot = Some(slot),
         }
         self.transport.open_message(slot, &spec, i as u32);
         if let Some(a) = &mut self.attrib {
@@ -1103,40 +1100,30 @@ impl Sim {
         let mut r = self.retire.take().expect("retiring mode");
         let mut pending = std::mem::take(&mut r.pending);
         pending.retain(|&f| {
-            if let Some(c) = &self.msg_in_net {
+            let left = match &self.msg_in_net {
                 // A message whose queue pairs carry others: released once none of its data
                 // packets is left (it has finished, so none is made any more).
-                if c[f.idx()] > 0 {
-                    return true;
+                Some(c) => c[f.idx()] > 0,
+                None => {
+                    let fl = &self.flows[f.idx()];
+                    debug_assert!(self.msg_units || fl.done(), "only finished flows retire");
+                    // Timers cancelled are enough: an event they left queued finds the next
+                    // occupant's timers (their generations continue) stale, as it would find
+                    // these idle; either way nothing happens.
+                    fl.in_net > 0 || fl.in_ready || fl.timer.armed() || fl.pace.armed()
                 }
-                let attribution = self.attrib.as_mut().and_then(|a| a.take_result(f.idx()));
-                r.out.push(Retired {
-                    flow: None,
-                    tcp: None,
-                    attribution,
-                    msg: self.transport.release_message(f.0),
-                });
-                r.free.push(f.0);
-                return false;
-            }
-            let fl = &self.flows[f.idx()];
-            debug_assert!(self.msg_units || fl.done(), "only finished flows retire");
-            // Timers cancelled are enough: an event they left queued finds the next
-            // occupant's timers (their generations continue) stale, as it would find these
-            // idle; either way nothing happens.
-            if fl.in_net > 0 || fl.in_ready || fl.timer.armed() || fl.pace.armed() {
+            };
+            if left {
                 return true;
             }
-            let attribution = self.attrib.as_mut().and_then(|a| a.take_result(f.idx()));
-            let msg = match self.msg_units {
-                true => self.transport.release_message(f.0),
-                false => None,
-            };
             r.out.push(Retired {
-                flow: Some(fl.clone()),
+                flow: self
+                    .msg_in_net
+                    .is_none()
+                    .then(|| self.flows[f.idx()].clone()),
                 tcp: self.transport.tcp(f),
-                attribution,
-                msg,
+                attribution: self.attrib.as_mut().and_then(|a| a.take_result(f.idx())),
+                msg: self.transport.release_message(f.0),
             });
             r.free.push(f.0);
             false
@@ -1171,10 +1158,7 @@ impl Sim {
         let Some(r) = &self.retire else {
             return self.flows.clone();
         };
-        let mut free = vec![false; self.flows.len()];
-        for &s in &r.free {
-            free[s as usize] = true;
-        }
+        let free = free_slots(r, self.flows.len());
         let mut v: Vec<Flow> = self
             .flows
             .iter()
@@ -1182,17 +1166,22 @@ impl Sim {
             .filter(|(_, free)| !**free)
             .map(|(f, _)| f.clone())
             .collect();
-        let unstarted: Vec<FlowSpec> = match &self.stream {
-            Some(st) => st.0.iter().cloned().chain(st.1.rest()).collect(),
-            None => self.specs[self.next_start.min(self.specs.len())..].to_vec(),
-        };
-        for (i, spec) in (self.next_start..).zip(&unstarted) {
+        for (i, spec) in self.unstarted() {
             let prio = spec.prio.unwrap_or(self.data_prio);
-            let mut fl = Flow::new(FlowId(u32::MAX), spec, prio, self.ack_prio);
+            let mut fl = Flow::new(FlowId(u32::MAX), &spec, prio, self.ack_prio);
             fl.order = i as u32;
             v.push(fl);
         }
         v
+    }
+
+    /// Retiring mode: the arrivals not started yet, with their places in the arrival order.
+    fn unstarted(&self) -> Vec<(usize, FlowSpec)> {
+        let specs: Vec<FlowSpec> = match &self.stream {
+            Some(st) => st.0.iter().cloned().chain(st.1.rest()).collect(),
+            None => self.specs[self.next_start.min(self.specs.len())..].to_vec(),
+        };
+        (self.next_start..).zip(specs).collect()
     }
 
     /// Retiring mode, RDMA: the messages still held, by slot (None: not started yet, a new
@@ -1201,20 +1190,13 @@ impl Sim {
         let (Some(r), Some(msgs)) = (&self.retire, self.transport.messages()) else {
             return Vec::new();
         };
-        let mut free = vec![false; msgs.len()];
-        for &s in &r.free {
-            free[s as usize] = true;
-        }
+        let free = free_slots(r, msgs.len());
         let mut v: Vec<_> = (0..msgs.len())
             .filter(|&i| !free[i])
             .map(|i| (Some(i as u32), msgs[i].clone()))
             .collect();
-        let unstarted: Vec<FlowSpec> = match &self.stream {
-            Some(st) => st.0.iter().cloned().chain(st.1.rest()).collect(),
-            None => self.specs[self.next_start.min(self.specs.len())..].to_vec(),
-        };
-        for (i, spec) in (self.next_start..).zip(&unstarted) {
-            let m = self.transport.unstarted_message(spec, i as u32);
+        for (i, spec) in self.unstarted() {
+            let m = self.transport.unstarted_message(&spec, i as u32);
             v.push((None, m.expect("an RDMA run")));
         }
         v
@@ -1866,6 +1848,7 @@ impl Sim {
             let fl = &mut self.flows[f.idx()];
             fl.in_net = fl.in_net.wrapping_add(1);
             if let Some(c) = &mut self.msg_in_net {
+                debug_assert!(pkt.is_data(), "a transport emits data packets");
                 c[crate::transport::rdma::msg_of(pkt.aux)] += 1;
             }
         }
@@ -2025,6 +2008,15 @@ impl Sim {
             self.kick(hp);
         }
     }
+}
+
+/// Which of `n` slots are free (released and not taken again).
+fn free_slots(r: &Retire, n: usize) -> Vec<bool> {
+    let mut free = vec![false; n];
+    for &s in &r.free {
+        free[s as usize] = true;
+    }
+    free
 }
 
 /// Arms flow `f`'s retransmission timer for `deadline`: one pending event per flow, moved

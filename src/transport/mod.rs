@@ -491,7 +491,8 @@ impl Transport {
         with_rdma!(self, r => r.open(m, spec, order), unreachable!("only RDMA runs have messages"))
     }
 
-    /// RDMA: releases message slot `m` and its connection's; the message's final state.
+    /// RDMA: releases message slot `m` (and its connection's, where each message has its
+    /// own); the message's final state. None in other runs.
     pub fn release_message(&mut self, m: u32) -> Option<rdma::Msg> {
         with_rdma!(self, r => Some(r.release(m)), None)
     }

@@ -2518,6 +2518,53 @@ pub fn no_base() -> PathBuf {
 mod tests {
     use super::*;
 
+    /// Flow file workload `w` (8 hosts, under `base`) streamed with stop time `stop` gives the
+    /// flows its list gives before `stop`, read through `rest()` as well; returns them and the
+    /// stream's check.
+    fn streams_as_listed(
+        w: &WorkloadConfig,
+        base: &Path,
+        stop: Option<SimTime>,
+    ) -> (Vec<FlowSpec>, StreamCheck) {
+        let rate = BitRate::from_gbps(10);
+        let mut listed = w.generate(8, rate, 1, base).unwrap();
+        listed.retain(|f| stop.is_none_or(|s| f.start < s));
+        let (mut st, c) = w.stream(8, rate, 1, base, stop).unwrap().unwrap();
+        assert_eq!(c.flows, listed.len());
+        let head: Vec<FlowSpec> = st.by_ref().take(40).collect();
+        let rest = st.rest();
+        let tail: Vec<FlowSpec> = st.by_ref().collect();
+        assert_eq!(rest, tail, "rest() reads what is still to come");
+        assert_eq!([head, tail].concat(), listed);
+        assert!(st.error().is_none());
+        (listed, c)
+    }
+
+    /// A stream of flow file `name` (workload `w`, text `text`) whose second half is replaced by
+    /// `garbage` while it is read ends with an error.
+    fn a_change_under_the_run_is_an_error(
+        w: &WorkloadConfig,
+        base: &Path,
+        name: &str,
+        text: &str,
+        garbage: &str,
+    ) {
+        let (mut st, _) = w
+            .stream(8, BitRate::from_gbps(10), 1, base, None)
+            .unwrap()
+            .unwrap();
+        st.next().unwrap();
+        let mut broken = text.to_string();
+        broken.replace_range(text.len() / 2.., garbage);
+        std::fs::write(base.join(name), broken).unwrap();
+        let _ = st.by_ref().count();
+        assert!(
+            st.error().is_some_and(|e| e.contains("changed")),
+            "{:?}",
+            st.error()
+        );
+    }
+
     #[test]
     fn a_sorted_flow_file_streams_as_its_list_and_others_do_not() {
         let dir = tempfile::tempdir().unwrap();
@@ -2548,19 +2595,10 @@ mod tests {
         let rate = BitRate::from_gbps(10);
         let base = dir.path();
         for stop in [None, Some(SimTime::from_ns(4_000))] {
-            let mut listed = sorted.generate(8, rate, 1, base).unwrap();
-            listed.retain(|f| stop.is_none_or(|s| f.start < s));
-            let (mut st, c) = sorted.stream(8, rate, 1, base, stop).unwrap().unwrap();
-            assert_eq!(c.flows, listed.len());
+            let (listed, c) = streams_as_listed(&sorted, base, stop);
             // The first flow of priority at least 2, for a run with 2 queues.
             let first2 = listed.iter().find(|f| f.prio >= Some(2)).unwrap();
             assert_eq!(c.prio_at_least[2], Some((first2.id, 2)));
-            let head: Vec<FlowSpec> = st.by_ref().take(40).collect();
-            let rest = st.rest();
-            let tail: Vec<FlowSpec> = st.by_ref().collect();
-            assert_eq!(rest, tail, "rest() reads what is still to come");
-            assert_eq!([head, tail].concat(), listed);
-            assert!(st.error().is_none());
         }
         // Out of order, with a dependency, with an error: a list (which reports the error).
         let h = "flow_id,src,dst,size_bytes,start_ns\n";
@@ -2581,17 +2619,7 @@ mod tests {
                 .contains("line 3")
         );
         // A file that changes under a run ends its stream with an error, not silently.
-        let (mut st, _) = sorted.stream(8, rate, 1, base, None).unwrap().unwrap();
-        st.next().unwrap();
-        let mut broken = text.clone();
-        broken.replace_range(text.len() / 2.., "x,y\n");
-        std::fs::write(dir.path().join("sorted.csv"), broken).unwrap();
-        let _ = st.by_ref().count();
-        assert!(
-            st.error().is_some_and(|e| e.contains("changed")),
-            "{:?}",
-            st.error()
-        );
+        a_change_under_the_run_is_an_error(&sorted, base, "sorted.csv", &text, "x,y\n");
     }
 
     #[test]
@@ -2617,16 +2645,7 @@ mod tests {
         let (rate, base) = (BitRate::from_gbps(10), dir.path());
         assert!(sorted.file_streams(base, 8));
         for stop in [None, Some(SimTime::from_ns(4_000))] {
-            let mut listed = sorted.generate(8, rate, 1, base).unwrap();
-            listed.retain(|f| stop.is_none_or(|s| f.start < s));
-            let (mut st, c) = sorted.stream(8, rate, 1, base, stop).unwrap().unwrap();
-            assert_eq!(c.flows, listed.len());
-            let head: Vec<FlowSpec> = st.by_ref().take(40).collect();
-            let rest = st.rest();
-            let tail: Vec<FlowSpec> = st.by_ref().collect();
-            assert_eq!(rest, tail, "rest() reads what is still to come");
-            assert_eq!([head, tail].concat(), listed);
-            assert!(st.error().is_none());
+            streams_as_listed(&sorted, base, stop);
         }
         // Out of order, a wrong count, a bad line: a list (which reports the error).
         let unsorted = w("unsorted.txt", "2\n0 1 3 100 100 2.5\n1 2 3 100 100 2.1\n");
@@ -2648,17 +2667,7 @@ mod tests {
             "{e}"
         );
         // A file that changes under a run ends its stream with an error, not silently.
-        let (mut st, _) = sorted.stream(8, rate, 1, base, None).unwrap().unwrap();
-        st.next().unwrap();
-        let mut broken = text.clone();
-        broken.replace_range(text.len() / 2.., "x y\n");
-        std::fs::write(dir.path().join("sorted.txt"), broken).unwrap();
-        let _ = st.by_ref().count();
-        assert!(
-            st.error().is_some_and(|e| e.contains("changed")),
-            "{:?}",
-            st.error()
-        );
+        a_change_under_the_run_is_an_error(&sorted, base, "sorted.txt", &text, "x y\n");
     }
 
     #[test]
