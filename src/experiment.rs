@@ -295,9 +295,8 @@ pub fn execute_with(
             rec.retired(net, &r);
         }
     });
-    if let Some(e) = sim.stream_error() {
-        return Err(e.to_string());
-    }
+    sim.finish_stream()?;
+    crate::provenance::inputs_unchanged(base, &plan.identity)?;
     let mut r = collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)?;
     r.totals.sawtooth = sawtooth;
     if let Some(w) = sim.pcap.take() {
@@ -475,6 +474,20 @@ pub fn build_sim_with(
         )?,
         false => None,
     };
+    // The file streamed is the one the run's identity (and manifest) names.
+    if let (Some((_, check)), Some(file)) = (&stream, cfg.workload.input_files().first())
+        && let (Some(read), Some(planned)) = (
+            &check.file,
+            crate::provenance::input_hash(&plan.identity, file),
+        )
+        && read.hex() != planned
+    {
+        return Err(format!(
+            "{}: the file changed after the run was planned (hash {planned} then, {} now); its results would not be this file's",
+            file.display(),
+            read.hex()
+        ));
+    }
     let specs = match stream {
         Some(_) => Vec::new(),
         None => cfg

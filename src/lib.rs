@@ -42,6 +42,7 @@ pub mod columns;
 pub mod config;
 pub mod engine;
 pub mod experiment;
+pub mod fileid;
 pub mod ids;
 pub mod lower;
 pub mod metrics;

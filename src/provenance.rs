@@ -26,33 +26,11 @@ pub const GIT_REV: &str = env!("DCSIM_GIT_REV");
 /// Whether tracked files had uncommitted changes when it was built ("true"/"false"/"unknown").
 pub const GIT_DIRTY: &str = env!("DCSIM_GIT_DIRTY");
 
-/// 64-bit FNV-1a.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    fnv1a_from(0xcbf2_9ce4_8422_2325, bytes)
-}
-
-/// FNV-1a continued from state `h` over `bytes`.
-fn fnv1a_from(mut h: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
+pub use crate::fileid::fnv1a;
 
 /// [`fnv1a`] of a file's bytes, read a block at a time (flow files can be hundreds of MB).
 pub fn fnv1a_file(path: &Path) -> std::io::Result<u64> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; 1 << 16];
-    let mut h = fnv1a(&[]);
-    loop {
-        let k = f.read(&mut buf)?;
-        if k == 0 {
-            return Ok(h);
-        }
-        h = fnv1a_from(h, &buf[..k]);
-    }
+    crate::fileid::FileIdent::of(path).map(|i| i.hash)
 }
 
 /// The identity of one run.
@@ -102,6 +80,36 @@ pub fn run_identity(cfg: &Config, scheme: &str, seed: u64, base: &Path) -> RunId
         identity,
         inputs,
     }
+}
+
+/// At the end of a run: every input file the run's identity hashed before it ran (resolved
+/// against `base`) still has that hash. A file edited while runs read it would otherwise be
+/// recorded in the manifest by a hash of contents the run never saw.
+pub fn inputs_unchanged(base: &Path, id: &RunIdentity) -> Result<(), String> {
+    for (name, before) in &id.inputs {
+        if before == "unreadable" {
+            continue;
+        }
+        let now = match fnv1a_file(&base.join(name)) {
+            Ok(h) => format!("{h:016x}"),
+            Err(e) => format!("unreadable ({e})"),
+        };
+        if &now != before {
+            return Err(format!(
+                "{name}: the file changed during the run (hash {before} before, {now} after); the run's results would not be this file's, so none were written"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The hash a run's identity recorded for input file `name` (as the config names it), if it
+/// could read it.
+pub fn input_hash<'a>(id: &'a RunIdentity, name: &Path) -> Option<&'a str> {
+    id.inputs
+        .get(&name.display().to_string())
+        .map(String::as_str)
+        .filter(|h| *h != "unreadable")
 }
 
 /// The dotted paths at which two JSON values differ (leaves, arrays compared whole).

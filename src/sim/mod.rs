@@ -281,8 +281,15 @@ pub struct Sim {
     /// Retiring mode: the workload's flows, started in order from `next_start`, and what is
     /// being released.
     specs: Vec<FlowSpec>,
-    /// Retiring mode with a streamed workload: its next flow, and the rest.
-    stream: Option<Box<(Option<FlowSpec>, crate::workload::FlowStream)>>,
+    /// Retiring mode with a streamed workload: its next flow, the rest, and what checking it
+    /// before the run found (to compare the file read with at the end).
+    stream: Option<
+        Box<(
+            Option<FlowSpec>,
+            crate::workload::FlowStream,
+            crate::workload::StreamCheck,
+        )>,
+    >,
     retire: Option<Box<Retire>>,
     data_prio: u8,
     ack_prio: u8,
@@ -370,11 +377,9 @@ impl Sim {
         let msg_units = matches!(s.transport, TransportSpec::Rdma(_));
         if !s.retire {
             // Only a retiring run pulls flows as they start.
-            if let Some((mut st, _)) = stream.take() {
+            if let Some((mut st, check)) = stream.take() {
                 s.flows = st.by_ref().collect();
-                if let Some(e) = st.error() {
-                    return Err(e.to_string());
-                }
+                st.finish(&check)?;
             }
         }
         let pfc_frame = s
@@ -510,7 +515,7 @@ impl Sim {
             ready,
             flows,
             specs,
-            stream: stream.map(|(mut st, _)| Box::new((st.next(), st))),
+            stream: stream.map(|(mut st, c)| Box::new((st.next(), st, c))),
             retire,
             data_prio: s.data_prio,
             ack_prio: s.ack_prio,
@@ -1141,10 +1146,17 @@ impl Sim {
         }
     }
 
-    /// Why the streamed workload ended before its flows did (a flow file that changed during
-    /// the run): the run's results would be wrong.
-    pub fn stream_error(&self) -> Option<&str> {
-        self.stream.as_ref().and_then(|st| st.1.error())
+    /// At the end of the run: the streamed workload's file was not changed while the run
+    /// read it (see [`crate::workload::FlowStream::finish`]); if it was, the run's results
+    /// would be wrong.
+    pub fn finish_stream(&mut self) -> Result<(), String> {
+        match &mut self.stream {
+            Some(st) => {
+                let (_, s, c) = &mut **st;
+                s.finish(c)
+            }
+            None => Ok(()),
+        }
     }
 
     /// Whether the run releases flows as they finish (`Retire`).

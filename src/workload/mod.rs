@@ -23,6 +23,7 @@
 pub mod cdf;
 
 use crate::engine::RngStream;
+use crate::fileid::{FileIdent, HashingReader};
 use crate::units::{BitRate, Bytes, SimTime};
 use cdf::Cdf;
 use serde::{Deserialize, Serialize};
@@ -1514,21 +1515,18 @@ fn csv_row(
 #[derive(Debug)]
 pub struct CsvStream {
     path: PathBuf,
-    reader: csv::Reader<std::io::BufReader<std::fs::File>>,
+    reader: csv::Reader<std::io::BufReader<HashingReader>>,
     cols: Vec<String>,
     n_hosts: usize,
-    end: Option<SimTime>,
-    done: bool,
     /// Records read so far (blank ones included).
     records: u64,
-    pub error: Option<String>,
+    progress: StreamProgress,
 }
 
 impl CsvStream {
     fn open(path: &Path, n_hosts: usize, end: Option<SimTime>) -> Result<CsvStream, String> {
         use std::io::BufRead;
-        let file = std::fs::File::open(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let file = open_regular(path)?;
         let mut b = std::io::BufReader::new(file);
         let bom = b
             .fill_buf()
@@ -1544,10 +1542,8 @@ impl CsvStream {
             reader,
             cols,
             n_hosts,
-            end,
-            done: false,
             records: 0,
-            error: None,
+            progress: StreamProgress::new(end),
         })
     }
 
@@ -1578,10 +1574,10 @@ impl CsvStream {
 impl CsvStream {
     /// The flows still to come: the file read again from the current row.
     fn rest(&self) -> Vec<FlowSpec> {
-        if self.done {
+        if self.progress.done {
             return Vec::new();
         }
-        let Ok(mut again) = CsvStream::open(&self.path, self.n_hosts, self.end) else {
+        let Ok(mut again) = CsvStream::open(&self.path, self.n_hosts, self.progress.end) else {
             return Vec::new();
         };
         let mut rec = csv::StringRecord::new();
@@ -1591,6 +1587,7 @@ impl CsvStream {
             }
         }
         again.records = self.records;
+        again.progress.last = self.progress.last;
         again.collect()
     }
 }
@@ -1599,36 +1596,125 @@ impl Iterator for CsvStream {
     type Item = FlowSpec;
 
     fn next(&mut self) -> Option<FlowSpec> {
-        if self.done {
+        if self.progress.done {
             return None;
         }
         let row = self
             .next_row(&mut |_| true)
             .map(|r| r.map(|(spec, _)| spec));
-        file_stream_next(row, self.end, &mut self.done, &mut self.error)
+        let at = || {
+            let line = self.reader.position().line();
+            format!("{} line {line}", self.path.display())
+        };
+        self.progress.next(row, at)
     }
 }
 
-/// The next flow of a flow file read as its flows start, from `row` (the file's next flow,
-/// none at its end, or why it no longer parses): None once it is done (at the end, at the
-/// first flow at or after `end`, or at an error, kept in `error`).
-fn file_stream_next(
-    row: Result<Option<FlowSpec>, String>,
+/// Where a flow file read as its flows start stands: how far it may go (`end`), whether it
+/// is done, why it stopped early (`error`: the file changed), the last flow given and how
+/// many were given.
+#[derive(Clone, Debug)]
+struct StreamProgress {
     end: Option<SimTime>,
-    done: &mut bool,
-    error: &mut Option<String>,
-) -> Option<FlowSpec> {
-    match row {
-        Ok(Some(spec)) if end.is_none_or(|e| spec.start < e) => Some(spec),
-        Ok(_) => {
-            *done = true;
-            None
+    done: bool,
+    error: Option<String>,
+    /// (start, id) of the last flow given: each must come after it.
+    last: Option<(SimTime, u32)>,
+    given: usize,
+}
+
+impl StreamProgress {
+    fn new(end: Option<SimTime>) -> StreamProgress {
+        StreamProgress {
+            end,
+            done: false,
+            error: None,
+            last: None,
+            given: 0,
         }
-        Err(e) => {
-            *done = true;
-            *error = Some(format!("{e} (the file changed during the run)"));
-            None
+    }
+
+    /// The next flow of the file, from `row` (the file's next flow, none at its end, or why
+    /// it no longer parses; `at` names its line): None once it is done (at the end, at the
+    /// first flow at or after `end`, or at an error, kept in `error`: a row that no longer
+    /// parses, or a flow that does not come after the one before, as checking the file
+    /// found).
+    fn next(
+        &mut self,
+        row: Result<Option<FlowSpec>, String>,
+        at: impl FnOnce() -> String,
+    ) -> Option<FlowSpec> {
+        let row = row.and_then(|r| match r {
+            Some(f) if self.last.is_some_and(|l| l >= (f.start, f.id)) => Err(format!(
+                "{}: flow {} starts at {}, before the flow read before it (the file was in start order when checked)",
+                at(),
+                f.id,
+                f.start
+            )),
+            r => Ok(r),
+        });
+        match row {
+            Ok(Some(spec)) if self.end.is_none_or(|e| spec.start < e) => {
+                self.last = Some((spec.start, spec.id));
+                self.given += 1;
+                Some(spec)
+            }
+            Ok(_) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                self.error = Some(format!("{e} (the file changed during the run)"));
+                None
+            }
         }
+    }
+
+    /// After the stream's last flow: the file read to its end by `r` is the one `check`
+    /// saw, and gave the flows `check` counted; `path` names it.
+    fn verify(
+        &self,
+        r: &mut HashingReader,
+        check: &StreamCheck,
+        path: &Path,
+    ) -> Result<(), String> {
+        let changed =
+            |what: String| format!("{what}: the file changed while the run read it; the run's results would not be this file's");
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        r.drain()
+            .map_err(|e| changed(format!("{}: cannot read it any more ({e})", path.display())))?;
+        let Some(before) = &check.file else {
+            return Ok(());
+        };
+        let read = r.ident();
+        if read.len != before.len || read.mtime != before.mtime {
+            return Err(changed(format!(
+                "{}: {} bytes read, {} when checked before the run",
+                path.display(),
+                read.len,
+                before.len
+            )));
+        }
+        if read.hash != before.hash {
+            return Err(changed(format!(
+                "{}: what the run read (hash {}) is not what was checked (hash {})",
+                path.display(),
+                read.hex(),
+                before.hex()
+            )));
+        }
+        if self.given != check.flows {
+            return Err(changed(format!(
+                "{}: {} flows read, {} when checked",
+                path.display(),
+                self.given,
+                check.flows
+            )));
+        }
+        before.matches_now(path).map_err(changed)
     }
 }
 
@@ -1666,9 +1752,29 @@ impl FlowStream {
     /// Why the stream ended early, if it did (a file that no longer parses).
     pub fn error(&self) -> Option<&str> {
         match self {
-            FlowStream::Csv(c) => c.error.as_deref(),
-            FlowStream::Hpcc(h) => h.error.as_deref(),
+            FlowStream::Csv(c) => c.progress.error.as_deref(),
+            FlowStream::Hpcc(h) => h.progress.error.as_deref(),
             FlowStream::Poisson(_) => None,
+        }
+    }
+
+    /// At the end of the run: a file read as it went was not changed while it was read. The
+    /// rest of the stream is read through (flows the run did not reach are counted, not
+    /// used), then what was read is compared with `check` (which read the file before the
+    /// run): its length, modification time and hash, the number of flows, and each flow
+    /// after the one before; and the file as it is now with the file then.
+    pub fn finish(&mut self, check: &StreamCheck) -> Result<(), String> {
+        while self.next().is_some() {}
+        match self {
+            FlowStream::Poisson(_) => Ok(()),
+            FlowStream::Csv(c) => {
+                c.progress
+                    .verify(c.reader.get_mut().get_mut(), check, &c.path)
+            }
+            FlowStream::Hpcc(h) => {
+                let r = &mut h.reader;
+                h.progress.verify(r.lines.get_mut(), check, &r.path)
+            }
         }
     }
 }
@@ -1679,6 +1785,8 @@ impl FlowStream {
 pub struct StreamCheck {
     pub flows: usize,
     pub prio_at_least: [Option<(u32, u8)>; 9],
+    /// A flow file's identity as the check read it (None for a generated workload).
+    pub file: Option<FileIdent>,
 }
 
 /// Checks flow-list CSV `path` for streaming: every row valid, no dependencies, rows in
@@ -1720,7 +1828,16 @@ fn check_csv_stream(path: &Path, n_hosts: usize, end: Option<SimTime>) -> Option
             }
         }
     }
+    c.file = Some(whole_file(s.reader.get_mut().get_mut())?);
     (last.is_some()).then_some(c)
+}
+
+/// The identity of the file reader `r` has read to its end, if the file did not grow or
+/// shrink while it was read.
+fn whole_file(r: &mut HashingReader) -> Option<FileIdent> {
+    r.drain().ok()?;
+    let id = r.ident();
+    (id.len == r.opened_len()).then_some(id)
 }
 
 /// The hosts of a collective: the given list (distinct, at least 2, each below `n_hosts`) or
@@ -2290,7 +2407,7 @@ pub fn read_hpcc(path: &Path, n_hosts: usize, offset: SimTime) -> Result<Vec<Flo
 /// file held exactly that many.
 struct HpccReader {
     path: PathBuf,
-    lines: std::io::Lines<std::io::BufReader<std::fs::File>>,
+    lines: std::io::BufReader<HashingReader>,
     /// Line number of the last line read.
     ln: usize,
     n_hosts: usize,
@@ -2302,12 +2419,10 @@ struct HpccReader {
 
 impl HpccReader {
     fn open(path: &Path, n_hosts: usize, offset: SimTime) -> Result<HpccReader, String> {
-        use std::io::BufRead;
-        let file = std::fs::File::open(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let file = open_regular(path)?;
         let mut r = HpccReader {
             path: path.to_path_buf(),
-            lines: std::io::BufReader::new(file).lines(),
+            lines: std::io::BufReader::new(file),
             ln: 0,
             n_hosts,
             offset,
@@ -2336,15 +2451,23 @@ impl HpccReader {
 
     /// The next line that is not blank, trimmed.
     fn next_line(&mut self) -> Result<Option<String>, String> {
-        for l in self.lines.by_ref() {
+        use std::io::BufRead;
+        let mut l = String::new();
+        loop {
+            l.clear();
+            let k = self
+                .lines
+                .read_line(&mut l)
+                .map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+            if k == 0 {
+                return Ok(None);
+            }
             self.ln += 1;
-            let l = l.map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
             let t = l.trim();
             if !t.is_empty() {
                 return Ok(Some(t.to_string()));
             }
         }
-        Ok(None)
     }
 
     /// The next flow; None after the last, once the count has been checked.
@@ -2428,9 +2551,7 @@ impl HpccReader {
 #[derive(Debug)]
 pub struct HpccStream {
     reader: HpccReader,
-    end: Option<SimTime>,
-    done: bool,
-    pub error: Option<String>,
+    progress: StreamProgress,
 }
 
 impl std::fmt::Debug for HpccReader {
@@ -2448,19 +2569,18 @@ impl HpccStream {
     ) -> Result<HpccStream, String> {
         Ok(HpccStream {
             reader: HpccReader::open(path, n_hosts, offset)?,
-            end,
-            done: false,
-            error: None,
+            progress: StreamProgress::new(end),
         })
     }
 
     /// The flows still to come: the file read again from the current flow.
     fn rest(&self) -> Vec<FlowSpec> {
-        if self.done {
+        if self.progress.done {
             return Vec::new();
         }
         let r = &self.reader;
-        let Ok(mut again) = HpccStream::open(&r.path, r.n_hosts, r.offset, self.end) else {
+        let Ok(mut again) = HpccStream::open(&r.path, r.n_hosts, r.offset, self.progress.end)
+        else {
             return Vec::new();
         };
         for _ in 0..r.read {
@@ -2468,6 +2588,7 @@ impl HpccStream {
                 return Vec::new();
             }
         }
+        again.progress.last = self.progress.last;
         again.collect()
     }
 }
@@ -2476,11 +2597,12 @@ impl Iterator for HpccStream {
     type Item = FlowSpec;
 
     fn next(&mut self) -> Option<FlowSpec> {
-        if self.done {
+        if self.progress.done {
             return None;
         }
         let row = self.reader.next_flow();
-        file_stream_next(row, self.end, &mut self.done, &mut self.error)
+        let at = || self.reader.at();
+        self.progress.next(row, at)
     }
 }
 
@@ -2506,7 +2628,14 @@ fn check_hpcc_stream(
             c.flows += 1;
         }
     }
+    c.file = Some(whole_file(r.lines.get_mut())?);
     Some(c)
+}
+
+/// Opens flow file `path`, a regular file, for reading with its bytes hashed.
+fn open_regular(path: &Path) -> Result<HashingReader, String> {
+    crate::fileid::regular(path)?;
+    HashingReader::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// Default path base for configs given on stdin or built in.

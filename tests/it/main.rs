@@ -3,6 +3,7 @@
 
 mod analytic;
 mod attribution;
+mod changed;
 mod cli;
 mod common;
 mod corpus;
