@@ -5,7 +5,7 @@
 //! execute at once or in which order.
 
 use crate::config::{Config, Scheme, TransportKind};
-use crate::metrics::{ClassSummary, FlowRecord, Hop, PortRecord};
+use crate::metrics::{ClassSummary, FlowRecord, PortRecord};
 use crate::net::BuildOpts;
 use crate::sim::{Conservation, EndReason, Sim, SimSetup};
 use crate::units::SimTime;
@@ -628,42 +628,77 @@ pub fn build_sim_with(
     Ok(sim)
 }
 
-/// Per-hop rates and delays of a path of egress ports.
-fn hops_of(net: &crate::net::Network, src: u32, dst: u32) -> Vec<Hop> {
-    net.first_path(src, dst)
-        .iter()
-        .map(|p| {
-            let port = &net.ports[p.idx()];
-            (port.rate, port.delay)
+/// The ideal's view of host pair `src` -> `dst` for flows that lived through `[a, b]`: per
+/// routing epoch overlapping it, the pair's paths with every port at its best rate over that
+/// time (usable if up at any moment of it), and the least time of the final ACK (`ack` bytes)
+/// back; without a path in any of them, the network before any failure.
+fn pair_ideal(
+    net: &crate::net::Network,
+    src: u32,
+    dst: u32,
+    a: SimTime,
+    b: SimTime,
+    ack: Option<u32>,
+    ns_floor: bool,
+) -> PairIdeal {
+    use crate::net::paths::NetView;
+    let back_of = |v: &NetView| -> Option<SimTime> {
+        match ack {
+            None => Some(SimTime::ZERO),
+            Some(_) => v.least(dst, src, |h| crate::metrics::ack_time(&[h], ack, ns_floor)),
+        }
+    };
+    let state = |p: crate::ids::PortId| {
+        let port = &net.ports[p.idx()];
+        (port.rate, port.down)
+    };
+    let Some(h) = &net.history else {
+        let port = |p| {
+            let (r, down) = state(p);
+            (!down).then_some(r)
+        };
+        let v = NetView {
+            net,
+            routes: &net.routes,
+            port: &port,
+        };
+        let epochs = v.forward(src, dst).zip(back_of(&v)).into_iter().collect();
+        return PairIdeal {
+            epochs,
+            mixed: false,
+        };
+    };
+    let port = |p| h.best_rate(p, a, b, state(p));
+    let epochs: Vec<_> = h
+        .epochs(a, b)
+        .filter_map(|routes| {
+            let v = NetView {
+                net,
+                routes,
+                port: &port,
+            };
+            v.forward(src, dst).zip(back_of(&v))
         })
-        .collect()
-}
-
-/// The parallel links at each hop of the shortest paths from `src` to `dst`: 1 for the host's
-/// link, then, stage by stage, every link some shortest path takes there (the cut the flow's
-/// packets could spread over).
-fn widths_of(net: &crate::net::Network, src: u32, dst: u32) -> Vec<u32> {
-    let mut widths = vec![1];
-    let mut layer = vec![net.ports[net.host_port(src).idx()].peer_node];
-    while let Some(&n) = layer.first() {
-        if n.idx() == dst as usize || net.is_host(n) {
-            break;
-        }
-        let mut links = 0u32;
-        let mut next: Vec<crate::ids::NodeId> = Vec::new();
-        for &n in &layer {
-            for &p in net.routes.next_hops(n, dst) {
-                links += 1;
-                let m = net.ports[p.idx()].peer_node;
-                if !next.contains(&m) {
-                    next.push(m);
-                }
-            }
-        }
-        widths.push(links.max(1));
-        layer = next;
+        .collect();
+    if !epochs.is_empty() {
+        return PairIdeal {
+            epochs,
+            mixed: h.rerouted_within(a, b),
+        };
     }
-    widths
+    let initial = |p| {
+        let (r, down) = h.initial(p, state(p));
+        (!down).then_some(r)
+    };
+    let v = NetView {
+        net,
+        routes: &h.routes[0].1,
+        port: &initial,
+    };
+    PairIdeal {
+        epochs: v.forward(src, dst).zip(back_of(&v)).into_iter().collect(),
+        mixed: false,
+    }
 }
 
 /// The delay attribution of unit `i` (flow or message), for finished ones.
@@ -674,8 +709,15 @@ fn attribution_of(sim: &Sim, i: usize, finished: bool) -> Option<crate::sim::att
     sim.attrib.as_ref().and_then(|a| a.results[i])
 }
 
-/// Paths of a host pair: forward hops, the widths of its stages, reverse hops.
-type PairPath = (Vec<Hop>, Vec<u32>, Vec<Hop>);
+/// What the ideal FCT of a host pair needs, per routing epoch the flows of a cache entry lived
+/// through: the pair's paths and the least time of the final ACK back (see
+/// [`crate::net::paths`]), and whether those flows span a reroute (they are then judged as
+/// if their packets could spread over each epoch's stages).
+#[derive(Clone, Debug)]
+struct PairIdeal {
+    epochs: Vec<(crate::net::paths::PairPaths, SimTime)>,
+    mixed: bool,
+}
 
 /// Turns a run's flows into `fct.csv` records and the totals they add up to: as they are
 /// released during a retiring run (`sim::Retire`), and at its end for the flows still held.
@@ -689,8 +731,12 @@ pub struct Recorder {
     ns_floor: bool,
     spread_lb: bool,
     rdma_host: Option<crate::config::RdmaHostKind>,
-    /// Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale).
-    paths: std::collections::HashMap<(u32, u32), PairPath>,
+    /// Paths of the host pairs that have flows (not every pair: hosts² would not fit at scale),
+    /// by pair and the span of network states their flows lived through (see
+    /// [`Recorder::segments`]).
+    paths: std::collections::HashMap<(u32, u32, u32, u32), PairIdeal>,
+    /// Runs with failures: the times at which the network changed, in order.
+    changes: Vec<SimTime>,
     /// Records with their sort key (workload id, arrival order).
     records: Vec<(u32, u32, FlowRecord)>,
     retransmits: u64,
@@ -747,6 +793,7 @@ impl Recorder {
             spread_lb: lb != crate::net::lb::LbKind::Ecmp,
             rdma_host: plan.scheme.rdma_host,
             paths: std::collections::HashMap::new(),
+            changes: Vec::new(),
             records: Vec::new(),
             retransmits: 0,
             timeouts: 0,
@@ -792,7 +839,11 @@ impl Recorder {
         }
     }
 
-    /// The ideal FCT of `size` bytes from `src` to `dst` on an idle network.
+    /// The ideal FCT of `size` bytes from `src` to `dst` on an idle network, for a flow that
+    /// lived from `a` to `b` (its finish, or `SimTime::MAX` if it did not finish): the best
+    /// the network could do for it alone in the states it went through (see
+    /// [`crate::net::paths`]).
+    #[allow(clippy::too_many_arguments)]
     fn ideal(
         &mut self,
         net: &crate::net::Network,
@@ -800,29 +851,70 @@ impl Recorder {
         dst: u32,
         size: u64,
         spread: bool,
+        a: SimTime,
+        b: SimTime,
     ) -> SimTime {
-        if self.paths.len() >= PATH_CACHE && !self.paths.contains_key(&(src, dst)) {
+        let (lo, hi) = self.segments(net, a, b);
+        let key = (src, dst, lo, hi);
+        if self.paths.len() >= PATH_CACHE && !self.paths.contains_key(&key) {
             // Bounded: a run with millions of host pairs recomputes instead of growing.
             self.paths.clear();
         }
-        let (fwd, widths, rev) = self.paths.entry((src, dst)).or_insert_with(|| {
-            (
-                hops_of(net, src, dst),
-                widths_of(net, src, dst),
-                hops_of(net, dst, src),
-            )
-        });
-        let w: &[u32] = if spread { widths } else { &[] };
-        crate::metrics::ideal_fct_with(
-            size,
-            self.mss,
-            self.header,
-            fwd,
-            w,
-            rev,
-            self.ack,
-            self.ns_floor,
-        )
+        let (ack, ns_floor) = (self.ack, self.ns_floor);
+        let pi = self
+            .paths
+            .entry(key)
+            .or_insert_with(|| pair_ideal(net, src, dst, a, b, ack, ns_floor));
+        let mut best = SimTime::MAX;
+        for (paths, back) in &pi.epochs {
+            let fwd = if spread || pi.mixed {
+                crate::metrics::ideal_fct_spread(size, self.mss, self.header, &paths.stages, ns_floor)
+            } else {
+                paths
+                    .seqs
+                    .iter()
+                    .map(|seq| {
+                        crate::metrics::ideal_fct_with(
+                            size,
+                            self.mss,
+                            self.header,
+                            seq,
+                            &[],
+                            &[],
+                            None,
+                            ns_floor,
+                        )
+                    })
+                    .min()
+                    .expect("a path")
+            };
+            best = best.min(fwd + *back);
+        }
+        if best == SimTime::MAX {
+            // No path in any state it lived through: it cannot have finished.
+            SimTime::ZERO
+        } else {
+            best
+        }
+    }
+
+    /// The span of network states `[a, b]` overlaps: the first and last of the segments
+    /// between the times the network changed (both 0 without failures).
+    fn segments(&mut self, net: &crate::net::Network, a: SimTime, b: SimTime) -> (u32, u32) {
+        let Some(h) = &net.history else {
+            return (0, 0);
+        };
+        if self.changes.is_empty() {
+            let mut t: Vec<SimTime> = h.routes[1..].iter().map(|r| r.0).collect();
+            t.extend(h.ports.values().flat_map(|v| v[1..].iter().map(|s| s.0)));
+            t.sort();
+            t.dedup();
+            t.retain(|&x| x > SimTime::ZERO);
+            self.changes = t;
+        }
+        let lo = self.changes.partition_point(|&t| t < a) as u32;
+        let hi = self.changes.partition_point(|&t| t <= b) as u32;
+        (lo, hi)
     }
 
     /// Records a released flow or message.
@@ -846,7 +938,8 @@ impl Recorder {
         let spread = self.spread_lb
             || self.rdma_host == Some(RdmaHostKind::MpRdma)
             || (self.rdma_host == Some(RdmaHostKind::Gpmp) && !m.short);
-        let ideal = self.ideal(net, m.src, m.dst, m.size, spread);
+        let until = m.finish.unwrap_or(SimTime::MAX);
+        let ideal = self.ideal(net, m.src, m.dst, m.size, spread, m.start, until);
         let fct = m.finish.map(|t| t - m.start);
         self.retransmits += m.retx;
         self.ecn_marks += m.ce;
@@ -921,12 +1014,13 @@ impl Recorder {
         attribution: Option<crate::sim::attrib::Attribution>,
     ) {
         let spread = self.spread_lb;
-        let ideal = self.ideal(net, f.src, f.dst, f.size, spread);
+        let until = f.finish.unwrap_or(SimTime::MAX);
+        let ideal = self.ideal(net, f.src, f.dst, f.size, spread, f.start, until);
         let group = (f.group != u32::MAX)
             .then(|| self.group_bytes[f.group as usize])
             .filter(|&b| b > f.size);
         let ideal_group = match group {
-            Some(b) => self.ideal(net, f.src, f.dst, b, spread),
+            Some(b) => self.ideal(net, f.src, f.dst, b, spread, f.start, until),
             None => ideal,
         };
         let fct = f.finish.map(|t| t - f.start);

@@ -457,7 +457,7 @@ struct Definitions {
 
 const DEFS: Definitions = Definitions {
     fct: "sender side: flow start to the arrival of the ACK covering the last byte (UDP: last byte received)",
-    ideal_fct: "idle network, unlimited window: store-and-forward pipeline of the flow's packets (mss + header bytes each, the last one shorter) over the shortest paths, exact per-packet serialization plus propagation, the packets free to use every link the shortest paths use at each stage (so a lower bound for every load balancer; the single-path ideal where the fabric is no slower than the host links), plus the final ACK (header bytes) over the reverse path (no ACK term for UDP)",
+    ideal_fct: "the best the network could do for the flow alone: idle network, unlimited window, store-and-forward pipeline of the flow's packets (mss + header bytes each, the last one shorter) with exact per-packet serialization plus propagation, over the fastest of the shortest paths in the network as it was while the flow lived (with failures: the least over the routing epochs it lived through, every link at its best rate then); for per-packet load balancers and multipath transports the packets free to use every link the shortest paths use at each stage; plus the final ACK (header bytes) over the fastest way back (no ACK term for UDP)",
     slowdown: "fct / ideal_fct",
     percentiles: "nearest rank: value at rank ceil(p * n) of the sorted finished flows",
     utilization: "time the port spent serializing within the run (the packet on the wire at the end counted up to the end) / simulated duration; at most 1",

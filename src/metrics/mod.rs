@@ -6,16 +6,18 @@
 //!
 //! **Ideal FCT** (one formula, used for every flow): the completion time of the same message
 //! on an idle network with an unlimited window: its packets (`⌈size/mss⌉` of them, all
-//! `mss + header` bytes on the wire except the last) cross the hops of a shortest path
+//! `mss + header` bytes on the wire except the last) cross the hops of a path
 //! store-and-forward, back to back; the last packet leaves hop `i` at
 //! `L_i = max(L_{i−1} + d_{i−1}, D_i) + s_last/r_i`, where `D_i = Σ_{k≤i} s/r_k + Σ_{k<i} d_k +
-//! max_{k≤i} (⌈(n−1)/w_k⌉ − 1)·s/r_k` is when the previous (full) packet leaves hop `i`, with
-//! `w_k` the number of parallel equal links the flow's packets may take at hop `k` (1 for a
-//! single-path load balancer, where the term is `(n−2)·max s/r_k`; the equal-cost next hops for
-//! per-packet load balancers and multipath transports, so that the ideal is a lower bound for
-//! every load balancer); then the final ACK (`header` bytes) returns over the reverse path,
-//! `Σ (header/r_k + d_k)`. Serialization times are exact integer picoseconds per packet. UDP
-//! flows have no ACK term.
+//! max_{k≤i} pipe_k` is when the previous (full) packet leaves hop `i`; `pipe_k` is how long
+//! after the first full packet the last full one can leave stage `k` at the earliest:
+//! `(n−2)·s/r_k` on a single link, and over parallel links the least time in which they carry
+//! the `n − 1` full packets together, less one serialization on the fastest
+//! ([`ideal_fct_spread`]; `(⌈(n−1)/w⌉ − 1)·s/r` over `w` equal links); then the final ACK
+//! (`header` bytes) returns, `Σ (header/r_k + d_k)`. Serialization times are exact integer
+//! picoseconds per packet. UDP flows have no ACK term. Which paths and which state of the
+//! network a flow is judged on (the fastest shortest path, or every link of each stage for a
+//! flow whose packets may spread, in the network of its lifetime) is `net::paths`' part.
 //!
 //! **Slowdown** = FCT / ideal FCT (≥ 1 up to rounding on an idle path).
 //!
@@ -67,10 +69,129 @@ pub fn ideal_fct_with(
     ns_floor: bool,
 ) -> SimTime {
     assert!(size > 0 && !fwd.is_empty());
-    let mss = mss as u64;
-    let n = size.div_ceil(mss);
-    let s_full = mss + header as u64;
-    let s_last = size - (n - 1) * mss + header as u64;
+    let p = Packets::of(size, mss, header);
+    let stages = fwd.iter().enumerate().map(|(i, &(r, d))| {
+        let w = widths.get(i).copied().unwrap_or(1).max(1) as u64;
+        let sf = ser(r, p.s_full, ns_floor);
+        StageTimes {
+            sf,
+            sl: ser(r, p.s_last, ns_floor),
+            d,
+            w,
+            pipe: SimTime(sf.0 * (p.n.saturating_sub(1).div_ceil(w).saturating_sub(1))),
+        }
+    });
+    pipeline(p.n, stages) + ack_time(rev, ack, ns_floor)
+}
+
+/// The forward part of the ideal FCT (no ACK) of a `size`-byte message whose packets may take
+/// any of the links of each stage (`stages[k]`: the links some shortest path takes at hop
+/// `k`, which may differ in rate and delay). A lower bound for every way of spreading the
+/// packets over those links: the first packet crosses each stage on its fastest link with its
+/// shortest delay, and the full packets cross stage `k` no faster than the least time `T` in
+/// which the stage's links together serialize them (`Σ_j ⌊T / s_j⌋ ≥ n − 1`, `s_j` a full
+/// packet's serialization on link `j`). With equal links this is [`ideal_fct_with`]'s width
+/// bound exactly, and with one link per stage the single-path formula.
+pub fn ideal_fct_spread(
+    size: u64,
+    mss: u32,
+    header: u32,
+    stages: &[Vec<Hop>],
+    ns_floor: bool,
+) -> SimTime {
+    assert!(size > 0 && !stages.is_empty() && stages.iter().all(|s| !s.is_empty()));
+    let p = Packets::of(size, mss, header);
+    let times = stages.iter().map(|links| {
+        let fulls: Vec<SimTime> = links.iter().map(|&(r, _)| ser(r, p.s_full, ns_floor)).collect();
+        let sf = *fulls.iter().min().expect("a link");
+        let sl = links
+            .iter()
+            .map(|&(r, _)| ser(r, p.s_last, ns_floor))
+            .min()
+            .expect("a link");
+        let d = links.iter().map(|&(_, d)| d).min().expect("a link");
+        let pipe = match p.n {
+            1 => SimTime::ZERO,
+            n => makespan(n - 1, &fulls) - sf,
+        };
+        StageTimes {
+            sf,
+            sl,
+            d,
+            w: links.len() as u64,
+            pipe,
+        }
+    });
+    pipeline(p.n, times)
+}
+
+/// The time the final ACK (`ack` bytes) takes back over `rev` (zero without an ACK).
+pub fn ack_time(rev: &[Hop], ack: Option<u32>, ns_floor: bool) -> SimTime {
+    let Some(a) = ack else {
+        return SimTime::ZERO;
+    };
+    rev.iter()
+        .fold(SimTime::ZERO, |t, &(r, d)| t + ser(r, a as u64, ns_floor) + d)
+}
+
+/// The least time in which links that serialize one packet in `times[j]` each carry `m`
+/// packets together: the least `T` with `Σ_j ⌊T / times[j]⌋ ≥ m` (some `k · times[j]`).
+fn makespan(m: u64, times: &[SimTime]) -> SimTime {
+    let fastest = *times.iter().min().expect("a link");
+    if times.iter().all(|&t| t == fastest) {
+        return SimTime(m.div_ceil(times.len() as u64) * fastest.0);
+    }
+    let carried = |t: u64| -> u64 {
+        times
+            .iter()
+            .map(|x| t / x.0.max(1))
+            .fold(0u64, u64::saturating_add)
+    };
+    // The fastest link alone takes m·fastest; the answer is at most that.
+    let (mut lo, mut hi) = (0u64, m.saturating_mul(fastest.0.max(1)));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if carried(mid) >= m {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    SimTime(lo)
+}
+
+/// A message as packets: `n` of them, full ones of `s_full` wire bytes, the last `s_last`.
+struct Packets {
+    n: u64,
+    s_full: u64,
+    s_last: u64,
+}
+
+impl Packets {
+    fn of(size: u64, mss: u32, header: u32) -> Packets {
+        let mss = mss as u64;
+        let n = size.div_ceil(mss);
+        Packets {
+            n,
+            s_full: mss + header as u64,
+            s_last: size - (n - 1) * mss + header as u64,
+        }
+    }
+}
+
+/// One stage of the pipeline: serialization of a full and of the last packet (on the
+/// stage's fastest link), its propagation delay, its number of links, and how long after the
+/// first full packet the last full one can leave it at the earliest.
+struct StageTimes {
+    sf: SimTime,
+    sl: SimTime,
+    d: SimTime,
+    w: u64,
+    pipe: SimTime,
+}
+
+/// When the last of `n` packets has arrived, over `stages` (see the module header).
+fn pipeline(n: u64, stages: impl Iterator<Item = StageTimes>) -> SimTime {
     // Departure of the (n-1)th packet (the last full one) from each hop, and of the last.
     let mut last_dep = SimTime::ZERO;
     let mut first_dep = SimTime::ZERO; // departure of packet 1 from hop i
@@ -81,10 +202,8 @@ pub fn ideal_fct_with(
     let mut reordered = false;
     let mut all_dep = SimTime::ZERO;
     let mut prev_delay = SimTime::ZERO;
-    for (i, &(r, d)) in fwd.iter().enumerate() {
-        let w = widths.get(i).copied().unwrap_or(1).max(1) as u64;
-        let sf = ser(r, s_full, ns_floor);
-        let sl = ser(r, s_last, ns_floor);
+    for (i, st) in stages.enumerate() {
+        let StageTimes { sf, sl, d, w, pipe } = st;
         if n == 1 {
             last_dep = if i == 0 {
                 sl
@@ -98,7 +217,7 @@ pub fn ideal_fct_with(
             } else {
                 first_dep + prev_delay + sf
             };
-            max_pipe = max_pipe.max(SimTime(sf.0 * ((n - 1).div_ceil(w) - 1)));
+            max_pipe = max_pipe.max(pipe);
             let d_prev = first_dep + max_pipe; // departure of the last full packet
             let arrive_last = if i == 0 {
                 SimTime::ZERO
@@ -122,13 +241,7 @@ pub fn ideal_fct_with(
         prev_delay = d;
     }
     // The flow is complete when its last packet to arrive has arrived.
-    let mut t = all_dep + prev_delay;
-    if let Some(a) = ack {
-        for &(r, d) in rev {
-            t += ser(r, a as u64, ns_floor) + d;
-        }
-    }
-    t
+    all_dep + prev_delay
 }
 
 fn ser(r: crate::units::BitRate, bytes: u64, ns_floor: bool) -> SimTime {
@@ -798,6 +911,47 @@ mod tests {
         ];
         let t = ideal_fct(3000, 1000, 0, &f, &f, None);
         assert_eq!(t, SimTime::from_ns(800 + 3 * 8_000 + 800));
+    }
+
+    #[test]
+    fn the_spread_ideal_of_equal_links_is_the_width_formula() {
+        // Stages of w equal links give exactly the width bound, for every size.
+        let (h, f) = (
+            (BitRate::from_gbps(10), SimTime::from_us(1)),
+            (BitRate::from_gbps(40), SimTime::from_us(2)),
+        );
+        let stages = vec![vec![h], vec![f; 4], vec![f; 2], vec![h]];
+        let fwd = [h, f, f, h];
+        for size in [1, 100, 1460, 1461, 5000, 146_000, 3_000_001] {
+            let widths = [1, 4, 2, 1];
+            let with = ideal_fct_with(size, 1460, 78, &fwd, &widths, &[], None, false);
+            assert_eq!(ideal_fct_spread(size, 1460, 78, &stages, false), with, "{size}");
+            let one: Vec<Vec<Hop>> = fwd.iter().map(|&x| vec![x]).collect();
+            let single = ideal_fct(size, 1460, 78, &fwd, &[], None);
+            assert_eq!(ideal_fct_spread(size, 1460, 78, &one, false), single, "{size}");
+        }
+    }
+
+    #[test]
+    fn unequal_links_carry_packets_together() {
+        // One packet in 1 ps and one in 3 ps: 5 packets take 4 ps (4 + 1), not 5.
+        assert_eq!(makespan(5, &[SimTime(1), SimTime(3)]), SimTime(4));
+        assert_eq!(makespan(1, &[SimTime(1), SimTime(3)]), SimTime(1));
+        assert_eq!(makespan(7, &[SimTime(2); 3]), SimTime(6));
+        // A slow link beside a fast one: the spread ideal is below the fast path's alone and
+        // above the ideal of two fast links.
+        let (fast, slow) = (
+            (BitRate::from_gbps(40), SimTime::from_us(1)),
+            (BitRate::from_gbps(10), SimTime::from_us(1)),
+        );
+        let size = 1_000_000;
+        let mixed = ideal_fct_spread(size, 1000, 0, &[vec![fast, slow]], false);
+        let alone = ideal_fct_spread(size, 1000, 0, &[vec![fast]], false);
+        let two = ideal_fct_spread(size, 1000, 0, &[vec![fast, fast]], false);
+        assert!(two < mixed && mixed < alone, "{two} {mixed} {alone}");
+        // 1000 packets, 200 ns each on the fast link and 800 ns on the slow one: 800 + 200 of
+        // them by 160 us, then the 1 us link delay.
+        assert_eq!(mixed, SimTime::from_us(161));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 pub mod buffer;
 pub mod lb;
 pub mod packet;
+pub mod paths;
 pub mod pin;
 pub mod port;
 pub mod routing;
@@ -213,6 +214,9 @@ pub struct Network {
     pub routes: Routes,
     pub nq: u8,
     pub lossless: u8,
+    /// How the network changed during the run (runs with `[[failures]]`; the ideal FCT is
+    /// computed in the network of each flow's lifetime).
+    pub history: Option<Box<paths::NetHistory>>,
 }
 
 /// Options for building a network beyond the switch config.
@@ -355,6 +359,7 @@ impl Network {
             host_ports,
             switches,
             routes,
+            history: None,
             nq,
             lossless,
         })

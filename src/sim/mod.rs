@@ -585,6 +585,9 @@ impl Sim {
         self.failing = true;
         self.detour = true;
         self.convergence = convergence;
+        if self.net.history.is_none() {
+            self.net.history = Some(Box::new(crate::net::paths::NetHistory::new(&self.net)));
+        }
         self.ev.push(at, Ev::Fail(self.failures.len() as u32));
         self.failures.push((ports, kind));
     }
@@ -594,6 +597,18 @@ impl Sim {
     #[inline(never)]
     fn on_fail(&mut self, i: usize) {
         let (ports, kind) = self.failures[i].clone();
+        if let Some(mut h) = self.net.history.take() {
+            for &p in &ports {
+                let port = &self.net.ports[p.idx()];
+                let (rate, down) = match kind {
+                    FailKind::Rate(r) => (r, port.down),
+                    FailKind::Up => (port.rate, false),
+                    FailKind::Down => (port.rate, true),
+                };
+                h.port_changes(&self.net, self.now, p, rate, down);
+            }
+            self.net.history = Some(h);
+        }
         match kind {
             FailKind::Rate(r) => {
                 for &p in &ports {
@@ -827,7 +842,12 @@ impl Sim {
                 Ev::Pace(f, g) => self.on_pace(f, g),
                 Ev::StartFlow(f) => self.start_flow(f),
                 Ev::Fail(i) => self.on_fail(i as usize),
-                Ev::Reroute => self.net.reroute(),
+                Ev::Reroute => {
+                    self.net.reroute();
+                    if let Some(h) = &mut self.net.history {
+                        h.rerouted(self.now, &self.net.routes);
+                    }
+                }
             }
             if self.finished == self.total {
                 break EndReason::AllFinished;

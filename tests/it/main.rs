@@ -14,6 +14,7 @@ mod experiments;
 mod fabric;
 mod failures;
 mod fuzz;
+mod ideal;
 mod nic;
 mod pcap;
 mod pfabric;
