@@ -10,6 +10,7 @@ pub mod spec;
 
 pub use spec::{PlotKind, PlotSpec, SIZE_STATS};
 
+use crate::report::CsvTable;
 use crate::sweep::value_text;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -199,23 +200,28 @@ pub fn aggregate(
 
 /// The table of a plot as CSV: `series,x,mean,min,max,seeds`.
 pub fn table_csv(spec: &PlotSpec, series: &[(String, Vec<Point>)]) -> String {
-    let mut s = format!(
-        "series,{},{}_mean,{}_min,{}_max,seeds\n",
-        spec.x.rsplit('.').next().unwrap_or(&spec.x),
-        spec.y,
-        spec.y,
-        spec.y
-    );
+    let y = &spec.y;
+    let mut t = CsvTable::new([
+        "series".to_string(),
+        spec.x.rsplit('.').next().unwrap_or(&spec.x).to_string(),
+        format!("{y}_mean"),
+        format!("{y}_min"),
+        format!("{y}_max"),
+        "seeds".to_string(),
+    ]);
     for (name, pts) in series {
         for p in pts {
-            let _ = writeln!(
-                s,
-                "{name},{},{},{},{},{}",
-                p.x_text, p.mean, p.min, p.max, p.n
-            );
+            t.row([
+                name.clone(),
+                p.x_text.clone(),
+                p.mean.to_string(),
+                p.min.to_string(),
+                p.max.to_string(),
+                p.n.to_string(),
+            ]);
         }
     }
-    s
+    t.finish()
 }
 
 /// The same table for the terminal: one row per series, one column per x.
@@ -356,8 +362,16 @@ pub fn draw_svg(
             format!("{x}")
         }
     };
+    // A sweep over values that are not numbers (`uniform(10KB, 20KB)`, scheme variants): the
+    // points stand at 0, 1, 2, ... in first-seen order, labelled with their values below.
+    let categories = categories(spec, series);
+    let fmt_none = |_: &f64| String::new();
     let y_fmt: &dyn Fn(&f64) -> String = if log { &fmt_log } else { &fmt_lin };
-    let x_fmt: &dyn Fn(&f64) -> String = if log_x { &fmt_pow } else { &fmt_lin };
+    let x_fmt: &dyn Fn(&f64) -> String = match (log_x, categories.is_empty()) {
+        (true, _) => &fmt_pow,
+        (false, false) => &fmt_none,
+        (false, true) => &fmt_lin,
+    };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_label)
         .y_desc(y_label)
@@ -370,6 +384,16 @@ pub fn draw_svg(
         mesh.x_labels((2.0 * (x1 - x0 + 2.0 * pad)).ceil() as usize + 1);
     }
     mesh.draw().map_err(|x| e(&x))?;
+    let style = ("sans-serif", 13).into_font().color(&BLACK);
+    for (x, name) in &categories {
+        let (px, py) = chart.backend_coord(&(*x, y0));
+        let w = plot_area
+            .estimate_text_size(name, &style)
+            .map_or(0, |(w, _)| w as i32);
+        plot_area
+            .draw(&Text::new(name.clone(), (px - w / 2, py + 6), style.clone()))
+            .map_err(|x| e(&x))?;
+    }
     for (i, (_, pts)) in series.iter().enumerate() {
         let (r, g, b) = COLORS[i % COLORS.len()];
         let color = RGBColor(r, g, b).to_rgba();
@@ -404,6 +428,22 @@ pub fn draw_svg(
     draw_legend(&legend_area, &entries, Swatch::Line).map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+/// The x values of a sweep figure that are not numbers, at their positions (empty when every
+/// value is a number).
+fn categories(spec: &PlotSpec, series: &[(String, Vec<Point>)]) -> Vec<(f64, String)> {
+    let mut out: Vec<(f64, String)> = Vec::new();
+    if spec.kind != PlotKind::Sweep {
+        return out;
+    }
+    for p in series.iter().flat_map(|(_, p)| p) {
+        if p.x_text.parse::<f64>().is_err() && !out.iter().any(|(_, t)| *t == p.x_text) {
+            out.push((p.x, p.x_text.clone()));
+        }
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
 }
 
 /// Width of the figures' plotting part and of the legend panel to its right (the legend never
@@ -579,19 +619,21 @@ pub fn slowdown_by_size(flows: &[FlowPoint], bins: usize, stat: &str) -> Vec<Poi
 
 /// The table of a flow-level figure as CSV.
 pub fn flow_table_csv(spec: &PlotSpec, series: &[(String, Vec<Point>)]) -> String {
-    let mut s = match spec.kind {
-        PlotKind::FctCdf => "series,fct_us,cdf\n".to_string(),
-        _ => format!("series,size_bytes,{},flows\n", stat_of(spec)),
+    let cdf = spec.kind == PlotKind::FctCdf;
+    let mut t = match cdf {
+        true => CsvTable::new(["series", "fct_us", "cdf"]),
+        false => CsvTable::new(["series", "size_bytes", stat_of(spec), "flows"]),
     };
     for (name, pts) in series {
         for p in pts {
-            let _ = match spec.kind {
-                PlotKind::FctCdf => writeln!(s, "{name},{},{}", p.x_text, p.mean),
-                _ => writeln!(s, "{name},{},{},{}", p.x_text, p.mean, p.n),
-            };
+            let mut row = vec![name.clone(), p.x_text.clone(), p.mean.to_string()];
+            if !cdf {
+                row.push(p.n.to_string());
+            }
+            t.row(row);
         }
     }
-    s
+    t.finish()
 }
 
 /// The statistic of a `slowdown_vs_size` figure.
@@ -699,13 +741,13 @@ pub fn queue_series(text: &str, port: Option<u32>) -> Result<(u32, Vec<Point>), 
 
 /// The table of a queue time-series figure: `series,time_us,queue_kb` (steps).
 pub fn queue_table_csv(series: &[(String, Vec<Point>)]) -> String {
-    let mut s = String::from("series,time_us,queue_kb\n");
+    let mut t = CsvTable::new(["series", "time_us", "queue_kb"]);
     for (name, pts) in series {
         for p in pts {
-            let _ = writeln!(s, "{name},{},{}", p.x_text, p.mean);
+            t.row([name.clone(), p.x_text.clone(), p.mean.to_string()]);
         }
     }
-    s
+    t.finish()
 }
 
 /// Number of delay-attribution components.
@@ -747,20 +789,17 @@ pub fn attribution_bars(
 
 /// The table of an attribution figure as CSV.
 pub fn attribution_csv(bars: &[(String, [f64; N_ATTR])]) -> String {
-    let mut s = String::from("scheme");
-    for (c, _) in crate::columns::summary_attribution() {
-        s.push(',');
-        s.push_str(&c);
-    }
-    s.push_str(",total_us\n");
+    let mut header = vec!["scheme".to_string()];
+    header.extend(crate::columns::summary_attribution().into_iter().map(|(c, _)| c));
+    header.push("total_us".into());
+    let mut t = CsvTable::new(header);
     for (name, v) in bars {
-        s.push_str(name);
-        for x in v {
-            let _ = write!(s, ",{x}");
-        }
-        let _ = writeln!(s, ",{}", v.iter().sum::<f64>());
+        let mut row = vec![name.clone()];
+        row.extend(v.iter().map(|x| x.to_string()));
+        row.push(v.iter().sum::<f64>().to_string());
+        t.row(row);
     }
-    s
+    t.finish()
 }
 
 /// Draws the stacked bars of an attribution figure as SVG at `path`.

@@ -5,6 +5,8 @@
 //! state is constant between events, so a sample is exact, not interpolated). Three tidy CSV
 //! tables come out of a run:
 //!
+//! (Rows are numbers only, written directly: no field can hold a separator.)
+//!
 //! - `ts_queues.csv`: `time_ps,port,node,prio,queue_bytes,paused` for every egress queue;
 //! - `ts_links.csv`: `time_ps,port,node,tx_bytes,utilization`, the bytes that started
 //!   transmission on the port during the interval ending at `time_ps` and their share of the

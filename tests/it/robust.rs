@@ -41,9 +41,28 @@ fn a_sweep_value_with_a_comma_keeps_every_column_in_place() {
         seen.contains(&"uniform(10KB, 20KB)".to_string()),
         "{seen:?}"
     );
-    // The figure's table was drawn from it, one point per value.
+    // The figure's table was drawn from it, one point per value, the value quoted like any
+    // other field with a comma.
     let t = std::fs::read_to_string(tmp.path().join("results/q/f.csv")).unwrap();
     assert_eq!(t.lines().count(), 3, "{t}");
+    let mut r = csv::Reader::from_reader(t.as_bytes());
+    let h = r.headers().unwrap().clone();
+    assert_eq!(h.len(), 6, "{t}");
+    let xs: Vec<String> = r
+        .records()
+        .map(|x| {
+            let x = x.unwrap();
+            assert_eq!(x.len(), 6, "{t}");
+            x[1].to_string()
+        })
+        .collect();
+    assert_eq!(xs, ["uniform(10KB, 20KB)", "uniform(30KB, 40KB)"], "{t}");
+    // The figure's x axis names the two values (not 0 and 1).
+    let svg = std::fs::read_to_string(tmp.path().join("results/q/f.svg")).unwrap();
+    assert!(
+        svg.contains("\nuniform(10KB, 20KB)\n") && svg.contains("\nuniform(30KB, 40KB)\n"),
+        "no category labels in the figure"
+    );
 }
 
 fn flow_list(body: &str) -> Result<Vec<dcsim::workload::FlowSpec>, String> {
