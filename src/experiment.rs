@@ -868,7 +868,13 @@ impl Recorder {
         let mut best = SimTime::MAX;
         for (paths, back) in &pi.epochs {
             let fwd = if spread || pi.mixed {
-                crate::metrics::ideal_fct_spread(size, self.mss, self.header, &paths.stages, ns_floor)
+                crate::metrics::ideal_fct_spread(
+                    size,
+                    self.mss,
+                    self.header,
+                    &paths.stages,
+                    ns_floor,
+                )
             } else {
                 paths
                     .seqs

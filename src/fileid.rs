@@ -84,10 +84,7 @@ impl FileIdent {
             ));
         }
         if m.modified().ok() != self.mtime {
-            return Err(format!(
-                "{}: its modification time changed",
-                path.display()
-            ));
+            return Err(format!("{}: its modification time changed", path.display()));
         }
         Ok(())
     }

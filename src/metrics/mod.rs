@@ -102,7 +102,10 @@ pub fn ideal_fct_spread(
     assert!(size > 0 && !stages.is_empty() && stages.iter().all(|s| !s.is_empty()));
     let p = Packets::of(size, mss, header);
     let times = stages.iter().map(|links| {
-        let fulls: Vec<SimTime> = links.iter().map(|&(r, _)| ser(r, p.s_full, ns_floor)).collect();
+        let fulls: Vec<SimTime> = links
+            .iter()
+            .map(|&(r, _)| ser(r, p.s_full, ns_floor))
+            .collect();
         let sf = *fulls.iter().min().expect("a link");
         let sl = links
             .iter()
@@ -130,8 +133,9 @@ pub fn ack_time(rev: &[Hop], ack: Option<u32>, ns_floor: bool) -> SimTime {
     let Some(a) = ack else {
         return SimTime::ZERO;
     };
-    rev.iter()
-        .fold(SimTime::ZERO, |t, &(r, d)| t + ser(r, a as u64, ns_floor) + d)
+    rev.iter().fold(SimTime::ZERO, |t, &(r, d)| {
+        t + ser(r, a as u64, ns_floor) + d
+    })
 }
 
 /// The least time in which links that serialize one packet in `times[j]` each carry `m`
@@ -925,10 +929,18 @@ mod tests {
         for size in [1, 100, 1460, 1461, 5000, 146_000, 3_000_001] {
             let widths = [1, 4, 2, 1];
             let with = ideal_fct_with(size, 1460, 78, &fwd, &widths, &[], None, false);
-            assert_eq!(ideal_fct_spread(size, 1460, 78, &stages, false), with, "{size}");
+            assert_eq!(
+                ideal_fct_spread(size, 1460, 78, &stages, false),
+                with,
+                "{size}"
+            );
             let one: Vec<Vec<Hop>> = fwd.iter().map(|&x| vec![x]).collect();
             let single = ideal_fct(size, 1460, 78, &fwd, &[], None);
-            assert_eq!(ideal_fct_spread(size, 1460, 78, &one, false), single, "{size}");
+            assert_eq!(
+                ideal_fct_spread(size, 1460, 78, &one, false),
+                single,
+                "{size}"
+            );
         }
     }
 

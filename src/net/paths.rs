@@ -180,7 +180,14 @@ impl NetHistory {
     }
 
     /// Port `p` of `net` changes at `now` to `rate` and `down` (call before applying it).
-    pub fn port_changes(&mut self, net: &Network, now: SimTime, p: PortId, rate: BitRate, down: bool) {
+    pub fn port_changes(
+        &mut self,
+        net: &Network,
+        now: SimTime,
+        p: PortId,
+        rate: BitRate,
+        down: bool,
+    ) {
         let port = &net.ports[p.idx()];
         self.ports
             .entry(p)
@@ -203,7 +210,13 @@ impl NetHistory {
 
     /// Port `p`'s best rate over `[a, b]` among the states in which it was up (None: down all
     /// along); `now` is its rate and state if it never changed.
-    pub fn best_rate(&self, p: PortId, a: SimTime, b: SimTime, now: (BitRate, bool)) -> Option<BitRate> {
+    pub fn best_rate(
+        &self,
+        p: PortId,
+        a: SimTime,
+        b: SimTime,
+        now: (BitRate, bool),
+    ) -> Option<BitRate> {
         let Some(states) = self.ports.get(&p) else {
             return (!now.1).then_some(now.0);
         };

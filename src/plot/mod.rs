@@ -391,7 +391,11 @@ pub fn draw_svg(
             .estimate_text_size(name, &style)
             .map_or(0, |(w, _)| w as i32);
         plot_area
-            .draw(&Text::new(name.clone(), (px - w / 2, py + 6), style.clone()))
+            .draw(&Text::new(
+                name.clone(),
+                (px - w / 2, py + 6),
+                style.clone(),
+            ))
             .map_err(|x| e(&x))?;
     }
     for (i, (_, pts)) in series.iter().enumerate() {
@@ -790,7 +794,11 @@ pub fn attribution_bars(
 /// The table of an attribution figure as CSV.
 pub fn attribution_csv(bars: &[(String, [f64; N_ATTR])]) -> String {
     let mut header = vec!["scheme".to_string()];
-    header.extend(crate::columns::summary_attribution().into_iter().map(|(c, _)| c));
+    header.extend(
+        crate::columns::summary_attribution()
+            .into_iter()
+            .map(|(c, _)| c),
+    );
     header.push("total_us".into());
     let mut t = CsvTable::new(header);
     for (name, v) in bars {

@@ -238,7 +238,8 @@ pub struct HostFifo {
 /// released together once the message has finished and nothing of its queue pair is left
 /// (late duplicates of a spurious retransmission included). Schedulers that keep a host
 /// pair's queue pairs for later messages (SP-RDMA, GPMP, ...) keep the queue pairs and
-/// release a finished message's slot once none of its data packets is left
+/// release a finished message's slot once none of its packets (data, or replies to them) is
+/// left
 /// (`Sim::msg_in_net`, counted where the transport makes one and where it is delivered or
 /// lost): a late packet would otherwise count against the slot's next message.
 struct Retire {
@@ -360,9 +361,9 @@ pub struct Sim {
     /// The event loop prefetches ahead ([`Sim::warm_up`]): networks of
     /// [`PREFETCH_MIN_PORTS`] ports or more.
     warm: bool,
-    /// Retiring RDMA runs whose queue pairs carry several messages: data packets in the
-    /// network per message slot (None in other runs, and where each message has a queue pair
-    /// of its own, which shares its slot).
+    /// Retiring RDMA runs whose queue pairs carry several messages: packets in the network
+    /// per message slot, its data packets and their replies (None in other runs, and where
+    /// each message has a queue pair of its own, which shares its slot).
     msg_in_net: Option<Vec<u32>>,
 }
 
@@ -1983,6 +1984,11 @@ impl Sim {
             if let Some(mut ctl) = rx.reply {
                 let fl = &mut self.flows[ctl.flow.idx()];
                 fl.in_net = fl.in_net.wrapping_add(1);
+                if let Some(c) = &mut self.msg_in_net {
+                    // A reply names its message too: the message is not released (and its
+                    // slot not reused) while the reply is in the network.
+                    c[crate::transport::rdma::msg_of(ctl.aux)] += 1;
+                }
                 if let Some(a) = &mut self.attrib {
                     ctl.uid = a.ack_for(pkt.uid, self.now);
                 }
@@ -2019,9 +2025,7 @@ impl Sim {
             fl.ext_id
         );
         fl.in_net = fl.in_net.wrapping_sub(1);
-        if let Some(c) = &mut self.msg_in_net
-            && pkt.is_data()
-        {
+        if let Some(c) = &mut self.msg_in_net {
             c[crate::transport::rdma::msg_of(pkt.aux)] -= 1;
         }
     }

@@ -5,8 +5,6 @@
 //! state is constant between events, so a sample is exact, not interpolated). Three tidy CSV
 //! tables come out of a run:
 //!
-//! (Rows are numbers only, written directly: no field can hold a separator.)
-//!
 //! - `ts_queues.csv`: `time_ps,port,node,prio,queue_bytes,paused` for every egress queue;
 //! - `ts_links.csv`: `time_ps,port,node,tx_bytes,utilization`, the bytes that started
 //!   transmission on the port during the interval ending at `time_ps` and their share of the
@@ -14,6 +12,8 @@
 //! - `ts_flows.csv`: `time_ps,flow,cwnd_pkts,alpha,priority,rate_bps` for the selected flows
 //!   (TCP family: window in segments, DCTCP alpha, PDTCP/D2TCP penalty exponent; RDMA queue
 //!   pairs: DCQCN rate and alpha; MP-RDMA: window), empty cells where a field does not apply.
+//!
+//! Their rows are numbers only and written directly: no field can hold a separator.
 //!
 //! With `on_change` (the default) a row is written only when its values differ from the last
 //! row written for the same series, so idle queues and links cost nothing; every series' first

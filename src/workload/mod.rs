@@ -1679,8 +1679,11 @@ impl StreamProgress {
         check: &StreamCheck,
         path: &Path,
     ) -> Result<(), String> {
-        let changed =
-            |what: String| format!("{what}: the file changed while the run read it; the run's results would not be this file's");
+        let changed = |what: String| {
+            format!(
+                "{what}: the file changed while the run read it; the run's results would not be this file's"
+            )
+        };
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
@@ -1767,10 +1770,9 @@ impl FlowStream {
         while self.next().is_some() {}
         match self {
             FlowStream::Poisson(_) => Ok(()),
-            FlowStream::Csv(c) => {
-                c.progress
-                    .verify(c.reader.get_mut().get_mut(), check, &c.path)
-            }
+            FlowStream::Csv(c) => c
+                .progress
+                .verify(c.reader.get_mut().get_mut(), check, &c.path),
             FlowStream::Hpcc(h) => {
                 let r = &mut h.reader;
                 h.progress.verify(r.lines.get_mut(), check, &r.path)

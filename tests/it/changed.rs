@@ -22,15 +22,29 @@ fn csv_text(n: usize) -> String {
 fn hpcc_text(n: usize) -> String {
     let mut s = format!("{n}\n");
     for i in 0..n {
-        s += &format!("{} {} 3 100 1000 {:.9}\n", i % 16, (i + 5) % 16, i as f64 * 1e-6);
+        s += &format!(
+            "{} {} 3 100 1000 {:.9}\n",
+            i % 16,
+            (i + 5) % 16,
+            i as f64 * 1e-6
+        );
     }
     s
 }
 
 /// Runs DCTCP on the flow file `file` (workload `kind`), letting `edit` change the file once a
 /// quarter of the flows have started; returns what the end of the run said.
-fn run_with_edit(kind: &str, file: &Path, n: usize, edit: impl FnOnce(&Path)) -> Result<(), String> {
-    let offset = if kind == "hpcc" { "start_offset = \"0s\"\n" } else { "" };
+fn run_with_edit(
+    kind: &str,
+    file: &Path,
+    n: usize,
+    edit: impl FnOnce(&Path),
+) -> Result<(), String> {
+    let offset = if kind == "hpcc" {
+        "start_offset = \"0s\"\n"
+    } else {
+        ""
+    };
     let c = cfg(&format!(
         "schemes = [\"DCTCP\"]\n[workload]\nkind = \"{kind}\"\nfile = \"{}\"\n{offset}",
         file.display()
@@ -48,6 +62,9 @@ fn run_with_edit(kind: &str, file: &Path, n: usize, edit: impl FnOnce(&Path)) ->
     dcsim::provenance::inputs_unchanged(Path::new("."), &p.identity)
 }
 
+/// A change made to a file, by name.
+type Edit<'a> = (&'static str, Box<dyn Fn(&Path) + 'a>);
+
 /// Every kind of change to a streamed file of `kind` made by `text(n)`, and no change.
 fn every_change_fails_the_run(kind: &str, text: fn(usize) -> String, ext: &str) {
     let n = 4000;
@@ -55,7 +72,7 @@ fn every_change_fails_the_run(kind: &str, text: fn(usize) -> String, ext: &str) 
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join(format!("flows.{ext}"));
     let lines: Vec<&str> = orig.lines().collect();
-    let edits: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+    let edits: Vec<Edit> = vec![
         (
             "truncated at a row boundary",
             Box::new(|p: &Path| {
@@ -64,7 +81,13 @@ fn every_change_fails_the_run(kind: &str, text: fn(usize) -> String, ext: &str) 
         ),
         (
             "sizes rewritten in place",
-            Box::new(|p: &Path| std::fs::write(p, orig.replace(" 1000 ", " 2000 ").replace(",1000,", ",2000,")).unwrap()),
+            Box::new(|p: &Path| {
+                std::fs::write(
+                    p,
+                    orig.replace(" 1000 ", " 2000 ").replace(",1000,", ",2000,"),
+                )
+                .unwrap()
+            }),
         ),
         (
             "a start rewritten into the past",

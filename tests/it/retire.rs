@@ -192,8 +192,19 @@ fn released_rdma_messages_give_the_same_files() {
             "{scheme}: queue pairs created"
         );
         assert!(rel.fct_spill.as_ref().expect("records spilled").chunks() > 10);
+        assert_drops_add_up(&keep, scheme);
         assert_same_files(&keep, &rel, tmp.path(), scheme);
     }
+}
+
+/// Every lost packet of a run (data, ACK, NACK) is in the `drops` of its flow's or message's
+/// row.
+pub fn assert_drops_add_up(r: &experiment::RunResult, what: &str) {
+    let rows: u64 = r.records.iter().map(|x| x.drops).sum();
+    assert_eq!(
+        rows, r.totals.drops,
+        "{what}: the rows' drops against the run's"
+    );
 }
 
 #[test]
@@ -223,6 +234,7 @@ fn released_messages_of_shared_queue_pairs_give_the_same_files() {
             let a = r.attribution.expect("attribution of a finished message");
             assert_eq!(Some(a.total()), r.fct_ps, "{scheme}: {r:?}");
         }
+        assert_drops_add_up(&keep, scheme);
         assert_same_files(&keep, &rel, tmp.path(), scheme);
     }
 }

@@ -116,6 +116,7 @@ pub struct Msg {
     pub rcv_finish: Option<SimTime>,
     pub retx: u64,
     pub ce: u64,
+    /// Its packets lost: data packets and the replies (ACK, NACK) to them.
     pub drops: u64,
 }
 
@@ -772,11 +773,10 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
         }
     }
 
-    /// A packet of queue pair `pkt.flow` was dropped: data packets count against their message.
+    /// A packet of a message was lost: its data packets and their replies (ACK, NACK) all
+    /// name the message in `aux`, so a message's `drops` count both and add up to the run's.
     fn on_drop(&mut self, pkt: &Packet) {
-        if pkt.is_data() {
-            self.msgs[msg_of(pkt.aux)].drops += 1;
-        }
+        self.msgs[msg_of(pkt.aux)].drops += 1;
     }
 
     /// A message arrives at its sender.

@@ -17,6 +17,7 @@
 //!   bitmap and drops packets further ahead; the sender never sends beyond that bound.
 //! * **Loss recovery**: on a timeout the sender retransmits the unacknowledged packets below
 //!   `snd_nxt` (selectively, skipping acknowledged ones) with the window reset to one packet.
+//!   The receiver acknowledges a duplicate again (the first ACK may have been lost).
 //!
 //! Not modelled (labelled as simplifications): the synchronise mechanism for in-order memory
 //! updates (it only gates sync packets, which the GPMP workloads do not issue) and NACK-driven
@@ -308,6 +309,35 @@ fn random_port(rng: &mut RngStream) -> u16 {
     49_152 + rng.below(16_384) as u16
 }
 
+/// An ACK's `aux`: the message of the data packet it answers in the low 32 bits (as every RDMA
+/// reply's, so that a lost ACK is counted against its message), and in the high 32 bits the
+/// PSN it acknowledges, as its offset from the cumulative acknowledgement `aack` plus 2^31.
+/// The receiver answers packets within its bitmap, so a PSN is at most the bitmap's 64
+/// packets beyond `aack`; a duplicate far below it (more than 2^31 packets) is recorded as
+/// 2^31 below, which the cumulative point acknowledges anyway.
+fn ack_aux(msg: u32, psn: u64, aack: u64) -> u64 {
+    let psn = psn.max(aack.saturating_sub(1 << 31));
+    let off = psn + (1 << 31) - aack;
+    debug_assert!(off < 1 << 32, "a PSN near the cumulative acknowledgement");
+    (off << 32) | msg as u64
+}
+
+/// The PSN an ACK acknowledges ([`ack_aux`]).
+fn acked_psn(aux: u64, aack: u64) -> u64 {
+    aack + (aux >> 32) - (1 << 31)
+}
+
+/// What the receiver made of a data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// Not received before: its bytes count.
+    New,
+    /// Received before (below the cumulative point or already in the bitmap).
+    Duplicate,
+    /// Further ahead than the bitmap reaches: dropped.
+    Beyond,
+}
+
 /// Receiver: cumulative point and a bitmap of `l` packets beyond it.
 #[derive(Clone, Debug, Default)]
 pub struct MpReceiver {
@@ -319,15 +349,15 @@ pub struct MpReceiver {
 }
 
 impl MpReceiver {
-    /// A data packet; returns whether it was accepted (new).
-    pub fn on_data(&mut self, psn: u64, l: u64) -> bool {
+    /// A data packet: new, a duplicate, or beyond the bitmap.
+    pub fn on_data(&mut self, psn: u64, l: u64) -> Arrival {
         if psn < self.aack {
             self.duplicates += 1;
-            return false;
+            return Arrival::Duplicate;
         }
         if psn >= self.aack + l.min(64) {
             self.dropped_beyond += 1;
-            return false;
+            return Arrival::Beyond;
         }
         if psn == self.aack {
             self.aack += 1;
@@ -336,15 +366,15 @@ impl MpReceiver {
                 self.aack += 1;
             }
             self.bits >>= 1;
-            true
+            Arrival::New
         } else {
             let bit = 1u64 << (psn - self.aack - 1);
             if self.bits & bit != 0 {
                 self.duplicates += 1;
-                return false;
+                return Arrival::Duplicate;
             }
             self.bits |= bit;
-            true
+            Arrival::New
         }
     }
 }
@@ -431,8 +461,8 @@ impl QueuePair for MpQp {
         None
     }
 
-    /// Accepted packets (within the bitmap, not duplicates) are acknowledged individually: the
-    /// ACK carries the cumulative point, the packet's PSN, its virtual path (the reversed
+    /// Packets within the bitmap, duplicates included, are acknowledged individually: the ACK
+    /// carries the cumulative point, the packet's PSN, its virtual path (the reversed
     /// ports) and its retransmission flag.
     fn on_data(
         &mut self,
@@ -448,19 +478,26 @@ impl QueuePair for MpQp {
             msg.ce += 1;
             h.flow_mut(pkt.flow).stats.ce_rcvd += 1;
         }
-        if !self.rcv.on_data(pkt.seq, mp.l) {
-            // Beyond the bitmap or a duplicate: dropped without an ACK.
-            return None;
+        match self.rcv.on_data(pkt.seq, mp.l) {
+            // Beyond the bitmap: dropped without an ACK (the sender never sends there).
+            Arrival::Beyond => return None,
+            // A duplicate is acknowledged again: its first ACK may have been lost, and a
+            // sender that retransmits a packet the receiver already holds would otherwise
+            // time out for ever (the message never completes).
+            Arrival::Duplicate => {}
+            Arrival::New => {
+                msg.rcvd += pkt.payload as u64;
+                if msg.rcvd == msg.size {
+                    msg.rcv_finish = Some(h.now());
+                }
+            }
         }
-        msg.rcvd += pkt.payload as u64;
-        if msg.rcvd == msg.size {
-            msg.rcv_finish = Some(h.now());
-        }
+        let aack = self.rcv.aack;
         let mut ack = reply(
             pkt,
             PktKind::Ack,
-            self.rcv.aack,
-            pkt.seq,
+            aack,
+            ack_aux(pkt.aux as u32, pkt.seq, aack),
             p.header,
             p.ack_prio,
         );
@@ -481,7 +518,7 @@ impl QueuePair for MpQp {
         let una_before = snd.snd_una;
         snd.on_ack(
             pkt.seq,
-            pkt.aux,
+            acked_psn(pkt.aux, pkt.seq),
             pkt.dport,
             pkt.ecn & ecn::ECE != 0,
             pkt.flags & flags::RETX != 0,
@@ -531,13 +568,13 @@ mod tests {
     #[test]
     fn receiver_bitmap_and_bound() {
         let mut r = MpReceiver::default();
-        assert!(r.on_data(1, 64));
-        assert!(r.on_data(2, 64));
+        assert_eq!(r.on_data(1, 64), Arrival::New);
+        assert_eq!(r.on_data(2, 64), Arrival::New);
         assert_eq!(r.aack, 0);
-        assert!(r.on_data(0, 64));
+        assert_eq!(r.on_data(0, 64), Arrival::New);
         assert_eq!(r.aack, 3);
-        assert!(!r.on_data(2, 64));
-        assert!(!r.on_data(3 + 64, 64), "beyond the bitmap");
+        assert_eq!(r.on_data(2, 64), Arrival::Duplicate);
+        assert_eq!(r.on_data(3 + 64, 64), Arrival::Beyond, "beyond the bitmap");
         assert_eq!(r.dropped_beyond, 1);
     }
 
@@ -579,5 +616,46 @@ mod tests {
         s.on_ack(0, 1, 200, false, false, &p, |_| {});
         assert_eq!(s.pruned_acks, 1);
         assert_eq!(s.credits.len(), credits, "a late ACK clocks nothing");
+    }
+
+    #[test]
+    fn a_lost_ack_is_answered_again_after_the_timeout() {
+        // The last packet arrives, its ACK is lost: the retransmission is a duplicate at the
+        // receiver, whose ACK again carries the cumulative point, and the work completes.
+        let p = params();
+        let mut rng = RngStream::new(1, "mp");
+        let mut s = MpSender::new(&p);
+        let mut r = MpReceiver::default();
+        s.post(0, 1000, 1, 1000);
+        s.kickstart(&mut rng);
+        let (seg, _) = s.next_segment(SimTime::ZERO, 1000, &p, &mut rng).unwrap();
+        assert_eq!(r.on_data(seg.psn, p.l), Arrival::New);
+        s.on_timeout(&mut rng);
+        let (again, _) = s.next_segment(SimTime::ZERO, 1000, &p, &mut rng).unwrap();
+        assert!(again.retx);
+        assert_eq!(r.on_data(again.psn, p.l), Arrival::Duplicate);
+        let aux = ack_aux(0, again.psn, r.aack);
+        let mut done = 0;
+        s.on_ack(
+            r.aack,
+            acked_psn(aux, r.aack),
+            again.sport,
+            false,
+            true,
+            &p,
+            |_| done += 1,
+        );
+        assert_eq!((done, s.outstanding), (1, 0));
+    }
+
+    #[test]
+    fn an_ack_carries_its_psn_around_the_cumulative_point() {
+        for (psn, aack) in [(0, 0), (5, 3), (3, 5), (1 << 40, (1 << 40) + 64), (70, 6)] {
+            let aux = ack_aux(7, psn, aack);
+            assert_eq!((aux as u32, acked_psn(aux, aack)), (7, psn));
+        }
+        // Far below the cumulative point: recorded 2^31 below it.
+        let aack = 1u64 << 40;
+        assert_eq!(acked_psn(ack_aux(7, 1, aack), aack), aack - (1 << 31));
     }
 }
