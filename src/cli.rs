@@ -416,13 +416,26 @@ pub fn run_experiment(
                 if let Some((b, _)) = &bar {
                     b.finish_and_clear();
                 }
-                if r.totals.finished < r.totals.flows && r.end_reason == crate::sim::EndReason::Idle {
+                let why = match r.end_reason {
+                    crate::sim::EndReason::Idle => Some("nothing was left to do"),
+                    crate::sim::EndReason::Unreachable => Some(
+                        "once the last failure took effect their hosts could not reach each other and nothing else could finish",
+                    ),
+                    crate::sim::EndReason::TimeLimit => {
+                        Some("the clock reached the largest time it holds (2^64 ps, about 213 days)")
+                    }
+                    _ => None,
+                };
+                if let Some(why) = why
+                    && r.totals.finished < r.totals.flows
+                {
                     // Loud even when quiet: averages cover finished flows only.
                     eprintln!(
-                        "warning: run {}: {} of {} flows never finished and nothing was left to do (end_reason = idle in summary.csv); its averages cover finished flows only",
+                        "warning: run {}: {} of {} flows never finished: {why} (end_reason = {} in summary.csv); its averages cover finished flows only",
                         p.id,
                         r.totals.flows - r.totals.finished,
-                        r.totals.flows
+                        r.totals.flows,
+                        r.end_reason.name()
                     );
                 }
                 if !r.conservation.holds() {
@@ -688,7 +701,7 @@ impl Bars {
         };
         let evs = p.events as f64 / t0.elapsed().as_secs_f64().max(1e-9);
         let sim_ms = p.now.0 as f64 / 1e9;
-        if p.stop_time != crate::units::SimTime::MAX {
+        if p.stop_time != crate::sim::NO_STOP {
             b.set_position(p.now.0.saturating_mul(1000) / p.stop_time.0.max(1));
             b.set_message(format!(
                 "{sim_ms:.3} of {:.3} ms simulated, {:.1} M events/s",

@@ -60,17 +60,19 @@ impl SimTime {
     }
 }
 
+/// Saturating: a time past 2^64 − 1 ps stays at [`SimTime::MAX`] ("never") instead of
+/// wrapping to a time in the past; the simulator ends a run whose clock would get there.
 impl Add for SimTime {
     type Output = SimTime;
     #[inline]
     fn add(self, o: SimTime) -> SimTime {
-        SimTime(self.0 + o.0)
+        SimTime(self.0.saturating_add(o.0))
     }
 }
 impl AddAssign for SimTime {
     #[inline]
     fn add_assign(&mut self, o: SimTime) {
-        self.0 += o.0
+        self.0 = self.0.saturating_add(o.0)
     }
 }
 impl Sub for SimTime {
@@ -341,6 +343,16 @@ serde_via_string!(BitRate, "a rate such as \"10Gbps\"");
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_saturates_instead_of_wrapping() {
+        let near = SimTime(u64::MAX - 5);
+        assert_eq!(near + SimTime(10), SimTime::MAX);
+        let mut t = near;
+        t += SimTime::from_ms(1);
+        assert_eq!(t, SimTime::MAX);
+        assert_eq!(SimTime(3) + SimTime(4), SimTime(7));
+    }
 
     #[test]
     fn parse_time() {

@@ -382,6 +382,28 @@ impl Network {
         n.idx() - self.n_hosts
     }
 
+    /// Whether host `src` can reach host `dst` now: its link is up and, from its switch on,
+    /// the routes in force lead over links that are up to `dst`.
+    pub fn reachable(&self, src: u32, dst: u32) -> bool {
+        let hp = self.host_port(src);
+        if self.ports[hp.idx()].down {
+            return false;
+        }
+        let mut at = self.ports[hp.idx()].peer;
+        for _ in 0..self.nodes.len() {
+            let n = self.ports[at.idx()].node;
+            if n.idx() == dst as usize {
+                return true;
+            }
+            let hops = self.routes.next_hops(n, dst);
+            let Some(p) = hops.iter().find(|p| !self.ports[p.idx()].down) else {
+                return false;
+            };
+            at = self.ports[p.idx()].peer;
+        }
+        false
+    }
+
     /// A shortest path from host `src` to host `dst` as the sequence of egress ports it
     /// crosses, always taking the first candidate (all candidates are equivalent in the
     /// symmetric topologies built here).

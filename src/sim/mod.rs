@@ -165,6 +165,11 @@ pub struct SimSetup<'a> {
     pub end_when: Option<crate::workload::FlowTag>,
 }
 
+/// The stop time of a run without `stop_time`: the last instant the clock holds. Times add
+/// saturating, so an event computed beyond it lies at [`SimTime::MAX`], after it, and the run
+/// ends ([`EndReason::TimeLimit`]) instead of the clock wrapping into the past.
+pub const NO_STOP: SimTime = SimTime(u64::MAX - 1);
+
 /// How the run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -177,6 +182,12 @@ pub enum EndReason {
     StopTime,
     /// No events were left (e.g. unreliable flows lost packets).
     Idle,
+    /// Nothing left could finish: after the last failure or recovery took effect, every
+    /// unfinished flow (or message) that had started was between hosts that could no longer
+    /// reach each other, and no other flow was due to start.
+    Unreachable,
+    /// The clock would have passed the largest time it holds (2^64 − 1 ps, about 213 days).
+    TimeLimit,
 }
 
 impl EndReason {
@@ -186,6 +197,8 @@ impl EndReason {
             EndReason::TagFinished => "tag_finished",
             EndReason::StopTime => "stop_time",
             EndReason::Idle => "idle",
+            EndReason::Unreachable => "unreachable",
+            EndReason::TimeLimit => "time_limit",
         }
     }
 }
@@ -195,7 +208,7 @@ impl EndReason {
 pub struct Progress {
     /// Simulated time now.
     pub now: SimTime,
-    /// The configured stop time (`SimTime::MAX` when the run ends with its flows).
+    /// The configured stop time ([`NO_STOP`] when the run ends with its flows).
     pub stop_time: SimTime,
     /// Events processed so far.
     pub events: u64,
@@ -316,6 +329,11 @@ pub struct Sim {
     /// After the `end_when` tag is done: start nothing new, finish what runs.
     draining: bool,
     started: usize,
+    /// Events pending: failures (and recoveries), reroutes, dependent flows' starts (see
+    /// [`Sim::stranded`]).
+    fails_pending: u32,
+    reroutes_pending: u32,
+    starts_pending: u32,
     /// Members of each group not yet received, and the flows waiting for it.
     group_left: Vec<u32>,
     waiters: Vec<Vec<FlowId>>,
@@ -523,7 +541,7 @@ impl Sim {
             next_start: 0,
             spec: s.transport,
             transport,
-            stop_time: s.stop_time.unwrap_or(SimTime::MAX),
+            stop_time: s.stop_time.unwrap_or(NO_STOP).min(NO_STOP),
             finished: 0,
             total,
             msg_units,
@@ -534,6 +552,9 @@ impl Sim {
             tag_finished: 0,
             draining: false,
             started: 0,
+            fails_pending: 0,
+            reroutes_pending: 0,
+            starts_pending: 0,
             group_left,
             waiters,
             cons: Conservation::default(),
@@ -590,6 +611,7 @@ impl Sim {
             self.net.history = Some(Box::new(crate::net::paths::NetHistory::new(&self.net)));
         }
         self.ev.push(at, Ev::Fail(self.failures.len() as u32));
+        self.fails_pending += 1;
         self.failures.push((ports, kind));
     }
 
@@ -635,6 +657,56 @@ impl Sim {
             }
         }
         self.ev.push(self.now + self.convergence, Ev::Reroute);
+        self.reroutes_pending += 1;
+    }
+
+    /// Whether nothing left can finish (checked in runs with failures, every 2^16 events):
+    /// no failure, recovery or reroute is pending, no flow is due to start (by arrival, or
+    /// by a dependency already met), and every unit (flow, or message) that started and has
+    /// not finished is between hosts that cannot reach each other any more
+    /// ([`Network::reachable`]). Their senders would retransmit for ever.
+    #[cold]
+    #[inline(never)]
+    fn stranded(&self) -> bool {
+        if self.fails_pending > 0
+            || self.reroutes_pending > 0
+            || self.starts_pending > 0
+            || self.finished == self.total
+            || (!self.draining && self.arrival_time(self.next_start).is_some())
+        {
+            return false;
+        }
+        let mut reach = std::collections::HashMap::new();
+        let mut cut = |src: u32, dst: u32| {
+            !*reach
+                .entry((src, dst))
+                .or_insert_with(|| self.net.reachable(src, dst))
+        };
+        let mut any = false;
+        if self.msg_units {
+            let msgs = self.transport.messages().unwrap_or(&[]);
+            for m in msgs
+                .iter()
+                .filter(|m| (m.order as usize) < self.next_start && m.finish.is_none())
+            {
+                if !cut(m.src, m.dst) {
+                    return false;
+                }
+                any = true;
+            }
+        } else {
+            for f in self
+                .flows
+                .iter()
+                .filter(|f| f.started && f.finish.is_none())
+            {
+                if !cut(f.src, f.dst) {
+                    return false;
+                }
+                any = true;
+            }
+        }
+        any
     }
 
     /// Whether an `Arrive` event for port `p` now finds no packet due: the packets it was
@@ -808,7 +880,11 @@ impl Sim {
             };
             if t > self.stop_time {
                 self.now = self.stop_time;
-                break EndReason::StopTime;
+                break if t == SimTime::MAX {
+                    EndReason::TimeLimit
+                } else {
+                    EndReason::StopTime
+                };
             }
             if t > until {
                 self.now = self.now.max(until);
@@ -841,9 +917,16 @@ impl Sim {
                 Ev::Pfc { port, prio, pause } => self.on_pfc(port, prio, pause),
                 Ev::Timer(f, g) => self.on_timer(f, g),
                 Ev::Pace(f, g) => self.on_pace(f, g),
-                Ev::StartFlow(f) => self.start_flow(f),
-                Ev::Fail(i) => self.on_fail(i as usize),
+                Ev::StartFlow(f) => {
+                    self.starts_pending -= 1;
+                    self.start_flow(f);
+                }
+                Ev::Fail(i) => {
+                    self.fails_pending -= 1;
+                    self.on_fail(i as usize);
+                }
                 Ev::Reroute => {
+                    self.reroutes_pending -= 1;
                     self.net.reroute();
                     if let Some(h) = &mut self.net.history {
                         h.rerouted(self.now, &self.net.routes);
@@ -860,14 +943,20 @@ impl Sim {
                     break EndReason::TagFinished;
                 }
             }
-            if self.ev.popped() & 0xF_FFFF == 0 {
-                progress(Progress {
-                    now: self.now,
-                    stop_time: self.stop_time,
-                    events: self.ev.popped(),
-                    finished: self.finished,
-                    total: self.total,
-                });
+            let n = self.ev.popped();
+            if n & 0xFFFF == 0 {
+                if self.failing && self.stranded() {
+                    break EndReason::Unreachable;
+                }
+                if n & 0xF_FFFF == 0 {
+                    progress(Progress {
+                        now: self.now,
+                        stop_time: self.stop_time,
+                        events: n,
+                        finished: self.finished,
+                        total: self.total,
+                    });
+                }
             }
         };
         for p in self.net.ports.iter_mut() {
@@ -990,6 +1079,7 @@ impl Sim {
                 let at = self.now + offset;
                 self.flows[w.idx()].start = at;
                 self.ev.push(at, Ev::StartFlow(w));
+                self.starts_pending += 1;
             }
         }
     }

@@ -171,8 +171,8 @@ pub enum WorkloadConfig {
         /// Path, relative to the config file.
         file: PathBuf,
     },
-    /// Ring all-reduce of `size` bytes per host over `hosts`: the buffer in N chunks, 2(N−1)
-    /// steps; at each step every host sends one chunk to the next host of the ring, once it
+    /// Ring all-reduce of `size` bytes per host over `hosts`: the buffer in N chunks (sizes
+    /// differing by at most a byte, adding up to `size`; at least one byte each), 2(N−1) steps; at each step every host sends one chunk to the next host of the ring, once it
     /// has received the chunk of the step before (flow dependencies).
     #[serde(rename = "allreduce")]
     AllReduce {
@@ -664,6 +664,17 @@ impl WorkloadConfig {
                 if size.0 == 0 {
                     return e("size", "must be positive".into());
                 }
+                if matches!(self, WorkloadConfig::AllReduce { .. }) && size.0 < set.len() as u64 {
+                    return e(
+                        "size",
+                        format!(
+                            "{size} cannot be cut into one chunk per host of the ring: at least \
+                             {} B for {} hosts",
+                            set.len(),
+                            set.len()
+                        ),
+                    );
+                }
                 if set.len() as u64 * set.len() as u64 > 10_000_000 {
                     return e("hosts", format!("{} hosts make too many flows", set.len()));
                 }
@@ -882,7 +893,11 @@ impl WorkloadConfig {
             WorkloadConfig::AllReduce { hosts, size, start } => {
                 let ring = host_set(hosts, n_hosts)?;
                 let n = ring.len();
-                let chunk = size.0.div_ceil(n as u64).max(1);
+                // Chunk c is ⌊size/N⌋ bytes, one more for the first size mod N chunks, so the
+                // chunks make up the buffer exactly; at step s host i sends chunk (i − s) mod N
+                // (reduce-scatter for s < N − 1, then all-gather).
+                let (q, r) = (size.0 / n as u64, size.0 % n as u64);
+                let chunk = |c: usize| q + u64::from((c as u64) < r);
                 let steps = 2 * (n - 1);
                 let mut out = Vec::with_capacity(steps * n);
                 // Flow (step s, host i) has id s·n + i; from step 1 on it waits for the flow
@@ -894,7 +909,7 @@ impl WorkloadConfig {
                             id,
                             ring[i],
                             ring[(i + 1) % n],
-                            chunk,
+                            chunk((i + n - s % n) % n),
                             if s == 0 { *start } else { SimTime::ZERO },
                         );
                         if s + 1 < steps {
@@ -1374,7 +1389,9 @@ pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
     if out.is_empty() {
         return Err(format!("{}: no flows", path.display()));
     }
-    link_dependencies(&mut out, deps, &path.display().to_string(), "line")?;
+    link_dependencies(&mut out, deps, &path.display().to_string(), |l| {
+        format!("line {l}")
+    })?;
     Ok(out)
 }
 
@@ -2162,7 +2179,7 @@ pub fn read_htsim(
             (who, ln, members)
         })
         .collect();
-    link_dependencies(&mut flows, deps, &file, "line")?;
+    link_dependencies(&mut flows, deps, &file, |l| format!("line {l}"))?;
     Ok(flows)
 }
 
@@ -2171,23 +2188,23 @@ pub fn read_htsim(
 pub fn read_json(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
     use serde_json::Value;
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {file}: {e}"))?;
-    let v: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{file}: line {} column {}: {e}", e.line(), e.column()))?;
-    let Value::Array(list) = v else {
-        return Err(format!("{file}: expected a JSON array of flows"));
-    };
+    let text = crate::fileid::read_to_string(path)?;
+    // A byte-order mark is no part of the JSON (the CSV reader skips it likewise).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let JsonFlows(list) = serde_json::from_str(text).map_err(|e| {
+        let at = format!(" at line {} column {}", e.line(), e.column());
+        let m = e.to_string();
+        let m = m.strip_suffix(&at).unwrap_or(&m);
+        format!("{file}: line {} column {}: {m}", e.line(), e.column())
+    })?;
     if list.is_empty() {
         return Err(format!("{file}: no flows"));
     }
     let mut out = Vec::new();
     let mut ids = std::collections::BTreeSet::new();
     let mut deps = Vec::new();
-    for (k, e) in list.iter().enumerate() {
+    for (k, o) in list.iter().enumerate() {
         let at = |m: String| format!("{file}: flow [{k}]: {m}");
-        let Value::Object(o) = e else {
-            return Err(at("expected an object".into()));
-        };
         for key in o.keys() {
             if ![
                 "id", "src", "dst", "size", "start", "after", "prio", "deadline",
@@ -2271,20 +2288,77 @@ pub fn read_json(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
         }
         out.push(spec);
     }
-    link_dependencies(&mut out, deps, &file, "flow")?;
+    link_dependencies(&mut out, deps, &file, |k| format!("flow [{k}]"))?;
     Ok(out)
+}
+
+/// A JSON flow file: an array of objects, each read with its keys checked for repeats
+/// (`serde_json`'s own map keeps the last of a key given twice, silently).
+struct JsonFlows(Vec<serde_json::Map<String, serde_json::Value>>);
+
+impl<'de> Deserialize<'de> for JsonFlows {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Flows;
+        impl<'de> serde::de::Visitor<'de> for Flows {
+            type Value = JsonFlows;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON array of flows")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<JsonFlows, A::Error> {
+                let mut v = Vec::new();
+                while let Some(JsonFlow(o)) = a.next_element()? {
+                    v.push(o);
+                }
+                Ok(JsonFlows(v))
+            }
+        }
+        d.deserialize_seq(Flows)
+    }
+}
+
+/// One flow of a [`JsonFlows`] file: an object whose keys are each given once.
+struct JsonFlow(serde_json::Map<String, serde_json::Value>);
+
+impl<'de> Deserialize<'de> for JsonFlow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Flow;
+        impl<'de> serde::de::Visitor<'de> for Flow {
+            type Value = JsonFlow;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a flow (an object)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<JsonFlow, A::Error> {
+                let mut o = serde_json::Map::new();
+                while let Some(k) = a.next_key::<String>()? {
+                    let v = a.next_value()?;
+                    if o.contains_key(&k) {
+                        return Err(serde::de::Error::custom(format!("`{k}` is given twice")));
+                    }
+                    o.insert(k, v);
+                }
+                Ok(JsonFlow(o))
+            }
+        }
+        d.deserialize_map(Flow)
+    }
 }
 
 /// Turns per-flow `after` lists into groups: each distinct set of flows waited for becomes a
 /// group whose members are those flows, and the waiting flows start their `start` after the
 /// group has been received. A flow may be waited for in one set only (ring and barrier
-/// patterns); cycles are refused. `deps`: (index in `flows`, where it was read — a `unit`
-/// such as a line —, flow ids).
+/// patterns); cycles are refused. `deps`: (index in `flows`, where it was read — a line, an
+/// index — that `loc` names, flow ids). Errors name the file, the place and the flow's id.
 fn link_dependencies(
     flows: &mut [FlowSpec],
     deps: Vec<(usize, usize, Vec<u64>)>,
     file: &str,
-    unit: &str,
+    loc: impl Fn(usize) -> String,
 ) -> Result<(), String> {
     if deps.is_empty() {
         return Ok(());
@@ -2298,7 +2372,7 @@ fn link_dependencies(
     for (who, line, mut list) in deps {
         list.sort_unstable();
         list.dedup();
-        let at = format!("{file} {unit} {line}");
+        let at = format!("{file}: {} (flow {})", loc(line), flows[who].id);
         for id in &list {
             let Some(&j) = index.get(id) else {
                 return Err(format!(

@@ -187,3 +187,51 @@ fn a_lossy_link_loses_its_share_of_packets_and_flows_recover() {
         r.totals.drops
     );
 }
+
+#[test]
+fn a_run_whose_flows_are_cut_off_for_good_ends_and_says_why() {
+    // Every spine down for good: the flows between leaves retransmitted for ever (simulated
+    // time would eventually wrap); the run ends once nothing but them is left, for flows and
+    // for RDMA messages, and the flows within a leaf finish.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/corpus/runs/all-spines-down.toml"),
+    )
+    .unwrap();
+    for scheme in ["DCTCP", "DCQCN", "GPMP"] {
+        let c = cfg(&text.replace("[\"DCTCP\"]", &format!("[\"{scheme}\"]")));
+        let r = run(&c, scheme);
+        assert_eq!(r.end_reason, dcsim::sim::EndReason::Unreachable, "{scheme}");
+        let same_leaf = |x: &dcsim::metrics::FlowRecord| x.src / 4 == x.dst / 4;
+        let late = |x: &dcsim::metrics::FlowRecord| x.start_ps >= SimTime::from_us(300).0;
+        for x in &r.records {
+            let what = format!("{scheme}: flow {} {} -> {}", x.flow_id, x.src, x.dst);
+            if same_leaf(x) {
+                assert!(x.fct_ps.is_some(), "{what} finishes");
+            } else if late(x) {
+                assert!(x.fct_ps.is_none(), "{what} cannot finish");
+            }
+        }
+        let n = |f: &dyn Fn(&dcsim::metrics::FlowRecord) -> bool| {
+            r.records.iter().filter(|x| f(x)).count()
+        };
+        assert!(n(&|x| !same_leaf(x) && late(x)) > 50, "{scheme}");
+        assert!(n(&same_leaf) > 20, "{scheme}");
+    }
+    // With a stop time: ends there (the ideal of a flow with no route left used to panic).
+    let c = cfg(&format!("stop_time = \"5ms\"\n{text}"));
+    assert_eq!(run(&c, "DCTCP").end_reason, dcsim::sim::EndReason::StopTime);
+    // A recovery still to come: the run waits for it, and every flow finishes.
+    let c = cfg(&format!(
+        "{text}[[failures]]\nat = \"2ms\"\nswitch = 20\naction = \"up\"\n"
+    ));
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.end_reason, dcsim::sim::EndReason::AllFinished);
+    // Host 0's only link down for good: its flows are cut off, the others finish.
+    let one = cfg(&one_flow(
+        "[[failures]]\nat = \"1ms\"\nlink = [0, 16]\naction = \"down\"\n",
+    ));
+    let r = run(&one, "DCTCP");
+    assert_eq!(r.end_reason, dcsim::sim::EndReason::Unreachable);
+    assert_eq!(r.totals.finished, 0);
+}

@@ -38,13 +38,16 @@ fn csv_after_starts_a_flow_when_the_ones_it_waits_for_arrive() {
 fn bad_dependencies_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("1,0,1,1000,0,7\n", "line 2: `after` names flow 7"),
+        ("1,0,1,1000,0,7\n", "line 2 (flow 1): `after` names flow 7"),
         ("1,0,1,1000,0,2\n2,0,1,1000,0,1\n", "wait for each other"),
         (
             "1,0,1,1000,0,\n2,0,1,1000,0,1\n3,0,1,1000,0,1;2\n",
-            "line 4: flow 1 is already waited for",
+            "line 4 (flow 3): flow 1 is already waited for",
         ),
-        ("1,0,1,1000,0,1\n", "cannot wait for itself"),
+        (
+            "1,0,1,1000,0,1\n",
+            "line 2 (flow 1): a flow cannot wait for itself",
+        ),
         ("1,0,1,1000,0,x\n", "line 2: `after` = `x`"),
     ];
     for (i, (rows, want)) in cases.iter().enumerate() {
@@ -101,12 +104,28 @@ fn a_json_flow_list_reads_as_the_csv() {
             "hosts must be in 0..16",
         ),
         ("[{\"id\": 1,\n \"src\": }]", "line 2"),
+        // A key given twice used to keep the last, silently.
+        (
+            r#"[{"id": 1, "src": 0, "dst": 1, "size": 10, "size": 99, "start": 0}]"#,
+            "line 1 column 53: `size` is given twice",
+        ),
+        // Named by its place and its id (it was named by its place as if that were an id).
+        (
+            r#"[{"id": 4, "src": 0, "dst": 1, "size": 10, "start": 0},
+                {"id": 9, "src": 0, "dst": 1, "size": 10, "start": 0, "after": [9]}]"#,
+            "flow [1] (flow 9): a flow cannot wait for itself",
+        ),
     ];
     for (text, want) in bad {
         std::fs::write(&json, text).unwrap();
         let e = dcsim::workload::read_json(&json, 16).unwrap_err();
         assert!(e.contains(want) && e.contains("f.json"), "{text}: {e}");
     }
+    // A file that begins with a UTF-8 byte-order mark reads as without it.
+    let bom = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/runs/bom.json");
+    assert!(std::fs::read(&bom).unwrap().starts_with(b"\xef\xbb\xbf"));
+    let b = dcsim::workload::read_json(&bom, 16).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(b.iter().map(key).collect::<Vec<_>>(), [key(&a[0])]);
 }
 
 #[test]
@@ -153,6 +172,43 @@ fn ring_allreduce_takes_its_2n_minus_2_steps_in_order() {
     .unwrap_err();
     assert!(
         e.key == "workload.hosts" && e.msg.contains("listed twice"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ring_allreduce_chunks_make_up_the_buffer_exactly() {
+    // 1001 B over 4 hosts: chunks of 251, 250, 250, 250 B (they were ⌈1001/4⌉ = 251 each, 1004
+    // B moved per step); at every step the ring moves the whole buffer once, and each host
+    // passes on the chunk it received the step before.
+    let c = cfg(
+        "schemes = [\"DCTCP\"]\n[workload]\nkind = \"allreduce\"\nhosts = [0, 1, 2, 3]\nsize = \"1001B\"\n",
+    );
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.totals.finished, 24);
+    for s in 0..6u32 {
+        let step: u64 = (0..4).map(|i| rec(&r, s * 4 + i).size_bytes).sum();
+        assert_eq!(step, 1001, "step {s}");
+        if s > 0 {
+            for i in 0..4u32 {
+                assert_eq!(
+                    rec(&r, s * 4 + i).size_bytes,
+                    rec(&r, (s - 1) * 4 + (i + 3) % 4).size_bytes,
+                    "step {s} host {i}"
+                );
+            }
+        }
+    }
+    // Less than a byte per host: refused (1 B over 16 hosts used to become 480 flows of 1 B).
+    let e = dcsim::config::Config::parse(
+        "[workload]\nkind = \"allreduce\"\nhosts = [0, 1, 2]\nsize = \"2B\"\n",
+        "x.toml",
+    )
+    .unwrap()
+    .validate("x.toml", Path::new("."))
+    .unwrap_err();
+    assert!(
+        e.key == "workload.size" && e.msg.contains("at least 3 B for 3 hosts"),
         "{e}"
     );
 }
