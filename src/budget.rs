@@ -33,7 +33,9 @@ fn streams(cfg: &Config, base: &Path) -> bool {
                 off: None,
                 ..
             }
-        ) || cfg.workload.file_streams(base, cfg.topology.n_hosts()))
+        ) || cfg
+            .workload
+            .file_streams(base, cfg.topology.n_hosts(), cfg.topology.host_rate()))
 }
 
 /// Bytes per port (the port with its queues' headers, counters, the MMU's share).

@@ -448,11 +448,13 @@ impl WorkloadConfig {
     /// Whether this workload is a flow file that a run can read as its flows start (a CSV or
     /// HPCC flow file in start order, without dependencies: see [`WorkloadConfig::stream`]).
     /// Reads the file through once.
-    pub fn file_streams(&self, base: &Path, n_hosts: usize) -> bool {
+    pub fn file_streams(&self, base: &Path, n_hosts: usize, host_rate: BitRate) -> bool {
         match self {
-            WorkloadConfig::Csv { file } => check_csv_stream(&base.join(file), n_hosts, None),
+            WorkloadConfig::Csv { file } => {
+                check_csv_stream(&base.join(file), n_hosts, host_rate, None)
+            }
             WorkloadConfig::Hpcc { file, start_offset } => {
-                check_hpcc_stream(&base.join(file), n_hosts, *start_offset, None)
+                check_hpcc_stream(&base.join(file), n_hosts, host_rate, *start_offset, None)
             }
             _ => None,
         }
@@ -607,6 +609,7 @@ impl WorkloadConfig {
                     return e("kind", "poisson needs at least 2 hosts".into());
                 }
                 let cdf = load_cdf(size_cdf, base).map_err(|m| ("size_cdf".to_string(), m))?;
+                too_long("size_cdf", cdf.quantile(1.0) as u64, host_rate)?;
                 // The arrivals must fit in simulated time: the expected time of the last.
                 let span = start.as_secs_f64()
                     + *flows as f64 * cdf.mean() * 8.0
@@ -624,31 +627,34 @@ impl WorkloadConfig {
             // A file fit to stream is checked a row at a time, without holding its flows;
             // any other is read whole, which reports what is wrong with it.
             WorkloadConfig::Csv { file } => {
-                if check_csv_stream(&base.join(file), n_hosts, None).is_none() {
-                    read_csv(&base.join(file), n_hosts).map_err(|m| ("file".to_string(), m))?;
+                let path = base.join(file);
+                if check_csv_stream(&path, n_hosts, host_rate, None).is_none() {
+                    let v = read_csv(&path, n_hosts).map_err(|m| ("file".to_string(), m))?;
+                    within_horizon(&v, host_rate, &path)?;
                 }
             }
             WorkloadConfig::Hpcc { file, start_offset } => {
-                if check_hpcc_stream(&base.join(file), n_hosts, *start_offset, None).is_none() {
-                    read_hpcc(&base.join(file), n_hosts, *start_offset)
+                let path = base.join(file);
+                if check_hpcc_stream(&path, n_hosts, host_rate, *start_offset, None).is_none() {
+                    let v = read_hpcc(&path, n_hosts, *start_offset)
                         .map_err(|m| ("file".to_string(), m))?;
+                    within_horizon(&v, host_rate, &path)?;
                 }
             }
             WorkloadConfig::Json { file } => {
-                read_json(&base.join(file), n_hosts).map_err(|m| ("file".to_string(), m))?;
+                let path = base.join(file);
+                let v = read_json(&path, n_hosts).map_err(|m| ("file".to_string(), m))?;
+                within_horizon(&v, host_rate, &path)?;
             }
             WorkloadConfig::Htsim {
                 file,
                 start_unit,
                 send_done_as_recv_done,
             } => {
-                read_htsim(
-                    &base.join(file),
-                    n_hosts,
-                    *start_unit,
-                    *send_done_as_recv_done,
-                )
-                .map_err(|m| ("file".to_string(), m))?;
+                let path = base.join(file);
+                let v = read_htsim(&path, n_hosts, *start_unit, *send_done_as_recv_done)
+                    .map_err(|m| ("file".to_string(), m))?;
+                within_horizon(&v, host_rate, &path)?;
             }
             WorkloadConfig::Permutation { size, .. } => {
                 if size.0 == 0 {
@@ -657,6 +663,7 @@ impl WorkloadConfig {
                 if n_hosts < 2 {
                     return e("kind", "a permutation needs at least 2 hosts".into());
                 }
+                too_long("size", size.0, host_rate)?;
             }
             WorkloadConfig::AllReduce { hosts, size, .. }
             | WorkloadConfig::AllToAll { hosts, size, .. } => {
@@ -675,6 +682,7 @@ impl WorkloadConfig {
                         ),
                     );
                 }
+                too_long("size", size.0, host_rate)?;
                 if set.len() as u64 * set.len() as u64 > 10_000_000 {
                     return e("hosts", format!("{} hosts make too many flows", set.len()));
                 }
@@ -705,6 +713,10 @@ impl WorkloadConfig {
                 }
                 if size_max.is_some_and(|m| m < *size) {
                     return e("size_max", format!("must be at least size ({size})"));
+                }
+                match size_max {
+                    Some(m) => too_long("size_max", m.0, host_rate)?,
+                    None => too_long("size", size.0, host_rate)?,
                 }
                 if *bursts == 0 || *bursts > 100_000 {
                     return e("bursts", format!("must be in 1..=100000, got {bursts}"));
@@ -740,6 +752,7 @@ impl WorkloadConfig {
                         "need 0 < response_size <= response_size_max".into(),
                     );
                 }
+                too_long("response_size_max", response_size_max.0, host_rate)?;
                 if deadline_mean.0 == 0 || deadline_means.iter().any(|d| d.0 == 0) {
                     return e("deadline_mean", "deadline means must be positive".into());
                 }
@@ -786,6 +799,8 @@ impl WorkloadConfig {
                         "sizes must be positive with response_size <= response_size_max".into(),
                     );
                 }
+                too_long("request_size", request_size.0, host_rate)?;
+                too_long("response_size_max", response_size_max.0, host_rate)?;
                 if deadline_mean.0 == 0 || deadline_means.iter().any(|d| d.0 == 0) {
                     return e("deadline_mean", "deadline means must be positive".into());
                 }
@@ -813,6 +828,7 @@ impl WorkloadConfig {
                     if f.size.0 == 0 {
                         return e(&format!("flows[{i}].size"), "must be positive".into());
                     }
+                    too_long(&format!("flows[{i}].size"), f.size.0, host_rate)?;
                     if f.prio.is_some_and(|p| p >= 8) {
                         return e(&format!("flows[{i}].prio"), "must be in 0..8".into());
                     }
@@ -851,25 +867,28 @@ impl WorkloadConfig {
                 let per_host_ia = cdf.mean() * 8.0 / (load * host_rate.bps() as f64);
                 let sigma = sigma.unwrap_or(1.0);
                 let lognormal = *interarrival == Interarrival::Lognormal;
-                return in_order(on_off(
-                    OnOff {
-                        n_hosts,
-                        flows: *flows,
-                        start: *start,
-                        until: *until,
-                        tag: *tag,
-                        on_s: on.as_secs_f64(),
-                        off_s: off.as_secs_f64(),
-                        // Faster while on, so that the long-run load is `load`.
-                        ia_on: per_host_ia * on.as_secs_f64()
-                            / (on.as_secs_f64() + off.as_secs_f64()),
-                        lognormal: lognormal.then_some(sigma),
-                    },
-                    &cdf,
-                    &mut arr,
-                    &mut sizes,
-                    &mut ends,
-                ));
+                return in_order(
+                    on_off(
+                        OnOff {
+                            n_hosts,
+                            flows: *flows,
+                            start: *start,
+                            until: *until,
+                            tag: *tag,
+                            on_s: on.as_secs_f64(),
+                            off_s: off.as_secs_f64(),
+                            // Faster while on, so that the long-run load is `load`.
+                            ia_on: per_host_ia * on.as_secs_f64()
+                                / (on.as_secs_f64() + off.as_secs_f64()),
+                            lognormal: lognormal.then_some(sigma),
+                        },
+                        &cdf,
+                        &mut arr,
+                        &mut sizes,
+                        &mut ends,
+                    ),
+                    host_rate,
+                );
             }
             WorkloadConfig::Poisson { until, .. } => self
                 .poisson_stream(n_hosts, host_rate, seed, base, *until)?
@@ -1168,7 +1187,7 @@ impl WorkloadConfig {
                 })
                 .collect(),
         };
-        in_order(v)
+        in_order(v, host_rate)
     }
 }
 
@@ -1247,7 +1266,7 @@ impl WorkloadConfig {
     ) -> Result<Option<(FlowStream, StreamCheck)>, String> {
         if let WorkloadConfig::Csv { file } = self {
             let path = base.join(file);
-            let Some(c) = check_csv_stream(&path, n_hosts, stop) else {
+            let Some(c) = check_csv_stream(&path, n_hosts, host_rate, stop) else {
                 return Ok(None);
             };
             let s = CsvStream::open(&path, n_hosts, stop)?;
@@ -1255,7 +1274,7 @@ impl WorkloadConfig {
         }
         if let WorkloadConfig::Hpcc { file, start_offset } = self {
             let path = base.join(file);
-            let Some(c) = check_hpcc_stream(&path, n_hosts, *start_offset, stop) else {
+            let Some(c) = check_hpcc_stream(&path, n_hosts, host_rate, *start_offset, stop) else {
                 return Ok(None);
             };
             let s = HpccStream::open(&path, n_hosts, *start_offset, stop)?;
@@ -1279,7 +1298,7 @@ impl WorkloadConfig {
             .expect("a Poisson workload");
         let mut n = 0usize;
         for f in s.clone() {
-            if let Some(e) = beyond_horizon(&f) {
+            if let Some(e) = beyond_horizon(&f, host_rate) {
                 return Err(e);
             }
             n += 1;
@@ -1336,22 +1355,63 @@ impl WorkloadConfig {
 
 /// Checks a workload's flows against the simulated-time horizon and orders them: flows that
 /// start on their own first, by start time (ties by id); dependent flows after.
-fn in_order(mut v: Vec<FlowSpec>) -> Result<Vec<FlowSpec>, String> {
-    if let Some(e) = v.iter().find_map(beyond_horizon) {
+fn in_order(mut v: Vec<FlowSpec>, host_rate: BitRate) -> Result<Vec<FlowSpec>, String> {
+    if let Some(e) = v.iter().find_map(|f| beyond_horizon(f, host_rate)) {
         return Err(e);
     }
     v.sort_by_key(|f| (f.after.is_some(), f.start, f.id));
     Ok(v)
 }
 
-/// The error for flow `f` if it starts beyond [`MAX_ARRIVAL_SPAN_S`].
-fn beyond_horizon(f: &FlowSpec) -> Option<String> {
-    (f.start > SimTime::from_secs_f64(MAX_ARRIVAL_SPAN_S)).then(|| {
-        format!(
+/// The error for flow `f` if it starts beyond [`MAX_START`], or if its bytes alone, at
+/// `host_rate` (the fastest host link: no flow is sent faster), take longer than
+/// [`MAX_ARRIVAL_SPAN_S`]: it could not finish within the horizon either.
+fn beyond_horizon(f: &FlowSpec, host_rate: BitRate) -> Option<String> {
+    if f.start > MAX_START {
+        return Some(format!(
             "flow {} would start at {}, beyond {MAX_ARRIVAL_SPAN_S} s of simulated time",
             f.id, f.start
+        ));
+    }
+    let need = f.size as f64 * 8.0 / host_rate.bps().max(1) as f64;
+    (need > MAX_ARRIVAL_SPAN_S).then(|| {
+        format!(
+            "flow {} of {} B needs at least {need:.4e} s at {host_rate} (the fastest host link), beyond the {MAX_ARRIVAL_SPAN_S} s of simulated time a flow may take",
+            f.id, f.size
         )
     })
+}
+
+/// `(key, message)` if a flow of `bytes` (the most key `key` allows) could not finish within
+/// [`MAX_ARRIVAL_SPAN_S`] even at `host_rate`.
+fn too_long(key: &str, bytes: u64, host_rate: BitRate) -> Result<(), (String, String)> {
+    let need = bytes as f64 * 8.0 / host_rate.bps().max(1) as f64;
+    if need > MAX_ARRIVAL_SPAN_S {
+        return Err((
+            key.to_string(),
+            format!(
+                "a flow of {bytes} B needs at least {need:.4e} s at {host_rate} (the fastest host link), beyond the {MAX_ARRIVAL_SPAN_S} s of simulated time a flow may take"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `("file", message)` naming `path` if a flow of `v` is beyond the horizon
+/// ([`beyond_horizon`]).
+fn within_horizon(v: &[FlowSpec], host_rate: BitRate, path: &Path) -> Result<(), (String, String)> {
+    match v.iter().find_map(|f| beyond_horizon(f, host_rate)) {
+        Some(m) => Err(("file".to_string(), format!("{}: {m}", path.display()))),
+        None => Ok(()),
+    }
+}
+
+/// The latest start a flow may have: [`MAX_ARRIVAL_SPAN_S`].
+pub const MAX_START: SimTime = SimTime(MAX_ARRIVAL_SPAN_S as u64 * crate::units::PS_PER_SEC);
+
+/// The error for a start read as `given` that lies beyond [`MAX_START`].
+fn start_beyond(given: &str) -> String {
+    format!("start {given} is beyond the {MAX_ARRIVAL_SPAN_S} s of simulated time a run may span")
 }
 
 /// Longest span of generated arrivals, in simulated seconds (a workload spread wider cannot
@@ -1484,6 +1544,10 @@ fn csv_row(
         Ok(SimTime::from_ns(v))
     };
     let (id, src, dst, size, start) = (num(0)?, num(1)?, num(2)?, num(3)?, time(4)?);
+    if start > MAX_START {
+        let given = format!("`{}` = {}", cols[4], &f[4]);
+        return Err(format!("{}: {}", at(), start_beyond(&given)));
+    }
     if src as usize >= n_hosts || dst as usize >= n_hosts {
         return Err(format!("{}: hosts must be in 0..{n_hosts}", at()));
     }
@@ -1812,7 +1876,12 @@ pub struct StreamCheck {
 /// increasing (start, flow id) order (the order a run sorts a list into), ids distinct and
 /// below 2^28, every start within the horizon. None if it is not fit (the list reader then
 /// reads it, and reports whatever is wrong with it).
-fn check_csv_stream(path: &Path, n_hosts: usize, end: Option<SimTime>) -> Option<StreamCheck> {
+fn check_csv_stream(
+    path: &Path,
+    n_hosts: usize,
+    host_rate: BitRate,
+    end: Option<SimTime>,
+) -> Option<StreamCheck> {
     let mut s = CsvStream::open(path, n_hosts, None).ok()?;
     let mut seen: Vec<u64> = Vec::new();
     let mut fresh = |id: u64| {
@@ -1832,7 +1901,7 @@ fn check_csv_stream(path: &Path, n_hosts: usize, end: Option<SimTime>) -> Option
     while let Some((f, after)) = s.next_row(&mut fresh).ok()? {
         if after
             || f.id >= 1 << 28
-            || beyond_horizon(&f).is_some()
+            || beyond_horizon(&f, host_rate).is_some()
             || last.is_some_and(|l| l >= (f.start, f.id))
         {
             return None;
@@ -1979,6 +2048,8 @@ pub fn read_htsim(
         Default::default();
     let mut waits: Vec<(usize, u64, usize)> = Vec::new();
     let mut fires: Vec<(usize, u64, usize)> = Vec::new();
+    // The line of each connection, for checks against the header.
+    let mut conn_lines: Vec<usize> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let ln = i + 1;
         let at = |m: String| format!("{file} line {ln}: {m}");
@@ -2056,10 +2127,18 @@ pub fn read_htsim(
                                 .ok()
                                 .filter(|x: &f64| x.is_finite() && *x >= 0.0 && *x < 1e18)
                                 .ok_or_else(|| at(format!("start `{v}` is not a time")))?;
-                            start = Some(match unit {
-                                CmStartUnit::Ps => SimTime(x.round() as u64),
-                                CmStartUnit::Us => SimTime((x * 1e6).round() as u64),
-                            });
+                            let ps = match unit {
+                                CmStartUnit::Ps => x.round(),
+                                CmStartUnit::Us => (x * 1e6).round(),
+                            };
+                            if ps > MAX_START.0 as f64 {
+                                let u = match unit {
+                                    CmStartUnit::Ps => "ps",
+                                    CmStartUnit::Us => "us",
+                                };
+                                return Err(at(start_beyond(&format!("`{v}` ({u})"))));
+                            }
+                            start = Some(SimTime(ps as u64));
                         }
                         "trigger" => wait = Some(num(v, "trigger")?),
                         "recv_done_trigger" | "send_done_trigger" => {
@@ -2118,6 +2197,7 @@ pub fn read_htsim(
                 flows.push(FlowSpec::new(
                     id as u32, src as u32, dst as u32, size, start,
                 ));
+                conn_lines.push(ln);
             }
             other => return Err(at(format!("unknown line start `{other}`"))),
         }
@@ -2130,6 +2210,17 @@ pub fn read_htsim(
     {
         return Err(format!(
             "{file}: Nodes {n}, but the topology has {n_hosts} hosts"
+        ));
+    }
+    if let Some(&n) = header.get("Nodes")
+        && let Some((f, ln)) = flows
+            .iter()
+            .zip(&conn_lines)
+            .find(|(f, _)| f.src as u64 >= n || f.dst as u64 >= n)
+    {
+        return Err(format!(
+            "{file} line {ln}: connection {}->{} names a node beyond the header's `Nodes {n}` (nodes 0..{n})",
+            f.src, f.dst
         ));
     }
     for (key, count) in [("Connections", flows.len()), ("Triggers", triggers.len())] {
@@ -2255,8 +2346,8 @@ pub fn read_json(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
         if size == 0 {
             return Err(at("size must be positive".into()));
         }
-        if start > MAX_CSV_TIME_NS {
-            return Err(at(format!("start is beyond {MAX_CSV_TIME_NS} ns")));
+        if SimTime::from_ns(start.min(u64::MAX / 1000)) > MAX_START {
+            return Err(at(start_beyond(&format!("`{}`", o["start"]))));
         }
         if id > u32::MAX as u64 || !ids.insert(id) {
             return Err(at(format!("id {id} is duplicated or too large")));
@@ -2369,6 +2460,8 @@ fn link_dependencies(
         .map(|(i, f)| (f.id as u64, i))
         .collect();
     let mut groups: std::collections::BTreeMap<Vec<u64>, u32> = std::collections::BTreeMap::new();
+    let lines: std::collections::HashMap<usize, usize> =
+        deps.iter().map(|&(who, line, _)| (who, line)).collect();
     for (who, line, mut list) in deps {
         list.sort_unstable();
         list.dedup();
@@ -2410,6 +2503,8 @@ fn link_dependencies(
         }
         m
     };
+    // Flows in an order where each comes after the flows it waits for (DFS post-order).
+    let mut order = Vec::with_capacity(n);
     for start in 0..n {
         if state[start] != 0 {
             continue;
@@ -2418,6 +2513,7 @@ fn link_dependencies(
         while let Some((i, leaving)) = stack.pop() {
             if leaving {
                 state[i] = 2;
+                order.push(i);
                 continue;
             }
             if state[i] == 2 {
@@ -2439,6 +2535,30 @@ fn link_dependencies(
                     }
                 }
             }
+        }
+    }
+    // The earliest a flow can start: its own start (for a waiting flow, its delay after the
+    // flows it waits for) after the earliest start of those (their transfers take longer
+    // still). A chain of delays beyond the horizon is refused here, with the flow's place,
+    // rather than when the run gets there.
+    let mut earliest = vec![SimTime::ZERO; n];
+    for &i in &order {
+        let before = flows[i].after.map_or(SimTime::ZERO, |g| {
+            members[g as usize]
+                .iter()
+                .map(|&j| earliest[j])
+                .max()
+                .unwrap_or(SimTime::ZERO)
+        });
+        earliest[i] = before + flows[i].start;
+        if earliest[i] > MAX_START {
+            let at = lines
+                .get(&i)
+                .map_or(String::new(), |&l| format!(" {}", loc(l)));
+            return Err(format!(
+                "{file}:{at} (flow {}): it waits (through `after`) for flows that start at {before} at the earliest; {} later, it would start at {}, beyond the {MAX_ARRIVAL_SPAN_S} s of simulated time a run may span",
+                flows[i].id, flows[i].start, earliest[i]
+            ));
         }
     }
     Ok(())
@@ -2607,8 +2727,9 @@ impl HpccReader {
             ));
         }
         let start = t - offset;
-        if start.0 / 1000 > MAX_CSV_TIME_NS {
-            return Err(format!("{}: start is out of range", self.at()));
+        if start > MAX_START {
+            let given = format!("`{}` (less start_offset {offset})", v[5]);
+            return Err(format!("{}: {}", self.at(), start_beyond(&given)));
         }
         self.read += 1;
         Ok(Some(FlowSpec::new(
@@ -2689,6 +2810,7 @@ impl Iterator for HpccStream {
 fn check_hpcc_stream(
     path: &Path,
     n_hosts: usize,
+    host_rate: BitRate,
     offset: SimTime,
     end: Option<SimTime>,
 ) -> Option<StreamCheck> {
@@ -2696,7 +2818,7 @@ fn check_hpcc_stream(
     let mut last = SimTime::ZERO;
     let mut c = StreamCheck::default();
     while let Some(f) = r.next_flow().ok()? {
-        if f.start < last || beyond_horizon(&f).is_some() {
+        if f.start < last || beyond_horizon(&f, host_rate).is_some() {
             return None;
         }
         last = f.start;
@@ -2848,14 +2970,14 @@ mod tests {
         }
         let sorted = w("sorted.txt", &text);
         let (rate, base) = (BitRate::from_gbps(10), dir.path());
-        assert!(sorted.file_streams(base, 8));
+        assert!(sorted.file_streams(base, 8, BitRate::from_gbps(10)));
         for stop in [None, Some(SimTime::from_ns(4_000))] {
             streams_as_listed(&sorted, base, stop);
         }
         // Out of order, a wrong count, a bad line: a list (which reports the error).
         let unsorted = w("unsorted.txt", "2\n0 1 3 100 100 2.5\n1 2 3 100 100 2.1\n");
         assert!(unsorted.stream(8, rate, 1, base, None).unwrap().is_none());
-        assert!(!unsorted.file_streams(base, 8));
+        assert!(!unsorted.file_streams(base, 8, BitRate::from_gbps(10)));
         assert_eq!(unsorted.generate(8, rate, 1, base).unwrap().len(), 2);
         let short = w("short.txt", "3\n0 1 3 100 100 2.1\n1 2 3 100 100 2.5\n");
         assert!(short.stream(8, rate, 1, base, None).unwrap().is_none());

@@ -262,7 +262,10 @@ fn a_sorted_hpcc_flow_file_streams_with_the_same_results() {
         file,
         start_offset: dcsim::units::SimTime::from_secs_f64(2.0),
     };
-    assert!(c.workload.file_streams(Path::new("."), 16));
+    assert!(
+        c.workload
+            .file_streams(Path::new("."), 16, dcsim::units::BitRate::from_gbps(10))
+    );
     let spill = tmp.path().join("spill");
     let (keep, _) = run(&c, "DCQCN", false, None);
     let (rel, slots) = run(&c, "DCQCN", true, Some((&spill, 101)));
