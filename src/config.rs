@@ -1042,10 +1042,10 @@ impl Config {
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let text = crate::fileid::read_to_string(path).map_err(|msg| ConfigError {
             file: file.clone(),
             key: String::new(),
-            msg: format!("cannot read the file: {e}"),
+            msg,
         })?;
         let c = Config::parse(&text, &file)?;
         c.validate(&file, &Config::base_dir(path))?;
@@ -1060,10 +1060,10 @@ impl Config {
         let (file, text, base) = match path {
             Some(p) => {
                 let file = p.display().to_string();
-                let text = std::fs::read_to_string(p).map_err(|e| ConfigError {
+                let text = crate::fileid::read_to_string(p).map_err(|msg| ConfigError {
                     file: file.clone(),
                     key: String::new(),
-                    msg: format!("cannot read the file: {e}"),
+                    msg,
                 })?;
                 (file, text, Config::base_dir(p))
             }
@@ -1277,13 +1277,44 @@ impl Config {
                             ),
                         ));
                     }
+                    // PFC keeps buffers from overflowing, not links from failing or losing.
+                    let cause = if self.failures.iter().any(|f| f.action == FailAction::Down) {
+                        Some(
+                            "[[failures]] that take links or switches down lose the packets on and queued for them",
+                        )
+                    } else if self.topology.build().links.iter().any(|l| l.loss > 0.0) {
+                        Some("lossy links of the topology file lose packets")
+                    } else {
+                        None
+                    };
+                    if let Some(cause) = cause {
+                        return Err(err(
+                            "rdma.rto",
+                            format!(
+                                "scheme {name}: {cause} even on priorities PFC protects, and without a retransmission timeout a message whose last packets are lost never finishes: set rdma.rto (e.g. \"1ms\")"
+                            ),
+                        ));
+                    }
                 }
                 self.check_buffers(&self.switch_for(&scheme))
                     .map_err(|(k, m)| {
-                        err(
-                            &format!("switch.buffer.{k}"),
-                            format!("{m} (scheme {name})"),
-                        )
+                        // pFabric's per-port buffer is `[pfabric] buffer` (or its default),
+                        // not the switch's.
+                        if scheme.transport.is_pfabric() && k == "per_port" {
+                            let default = match self.pfabric.buffer {
+                                Some(_) => String::new(),
+                                None => format!(
+                                    " (not set: two bandwidth-delay products, {} B); set it",
+                                    self.pfabric_buffer()
+                                ),
+                            };
+                            err("pfabric.buffer", format!("{m}{default} (scheme {name})"))
+                        } else {
+                            err(
+                                &format!("switch.buffer.{k}"),
+                                format!("{m} (scheme {name})"),
+                            )
+                        }
                     })?;
                 // Switches with their own buffer (topology files) must hold what it promises.
                 let spec = self.topology.build();
@@ -1443,12 +1474,9 @@ impl Config {
         }
         if let Some(pin) = &self.routing.pin {
             let path = base.join(pin);
-            match std::fs::read_to_string(&path) {
-                Err(e) => {
-                    return Err(err(
-                        "routing.pin",
-                        format!("cannot read {}: {e}", path.display()),
-                    ));
+            match crate::fileid::read_to_string(&path) {
+                Err(m) => {
+                    return Err(err("routing.pin", m));
                 }
                 Ok(t) if t.lines().next().map(str::trim) != Some("flow_id,direction,nodes") => {
                     return Err(err(
@@ -1647,6 +1675,24 @@ impl Config {
             && !(20..=9000).contains(&a.0)
         {
             return Err(err("rdma.ack_size", "must be in 20B..=9000B".into()));
+        }
+        // PFC headroom is sized for data packets: a larger ACK could overflow it and drop
+        // "lossless" packets.
+        let frame = self.packet.mss.0 + self.packet.header.0;
+        if let Some(a) = self.rdma.ack_size
+            && a.0 > frame
+            && let Some(name) = self.schemes.iter().find(|n| {
+                Scheme::builtin(n).is_some_and(|sc| {
+                    sc.transport == TransportKind::Rdma && self.switch_for(&sc).pfc.enabled
+                })
+            })
+        {
+            return Err(err(
+                "rdma.ack_size",
+                format!(
+                    "{a} is larger than a data packet ({frame} B on the wire: packet.mss + packet.header), and scheme {name} runs on PFC, whose headroom holds data packets: ACKs at most {frame} B"
+                ),
+            ));
         }
         let fl = &self.flowlet;
         if fl.gap < SimTime::from_us(1) || fl.gap > SimTime::from_ms(1000) {

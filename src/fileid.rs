@@ -109,6 +109,7 @@ pub struct HashingReader {
 
 impl HashingReader {
     pub fn open(path: &Path) -> std::io::Result<HashingReader> {
+        regular(path).map_err(std::io::Error::other)?;
         let file = std::fs::File::open(path)?;
         let m = file.metadata()?;
         Ok(HashingReader {

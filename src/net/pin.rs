@@ -45,7 +45,7 @@ impl Pins {
         net: &Network,
         endpoints: &HashMap<u32, (u32, u32)>,
     ) -> Result<Pins, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::fileid::read_to_string(path)?;
         Pins::parse(&text, net, endpoints).map_err(|m| format!("{}: {m}", path.display()))
     }
 

@@ -113,7 +113,7 @@ struct DcsimLink {
 
 /// Loads the topology in `path`.
 pub fn load(path: &Path, format: TopoFormat) -> Result<FileTopo, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let text = crate::fileid::read_to_string(path)?;
     let (n_hosts, n_switches, links, node_ids, buffers) = match format {
         TopoFormat::Dcsim => parse_dcsim(&text)?,
         TopoFormat::Hpcc => parse_hpcc(&text)?,

@@ -434,11 +434,10 @@ pub fn load_cdf(name: &str, base: &Path) -> Result<Cdf, String> {
         return Cdf::from_points(vec![(lo.0 as f64, 0.0), (hi.0 as f64, 1.0)]);
     }
     let p = base.join(name);
-    let text = std::fs::read_to_string(&p).map_err(|e| {
+    let text = crate::fileid::read_to_string(&p).map_err(|e| {
         format!(
-            "`{name}` is neither a built-in CDF ({}) nor a readable file ({}: {e})",
+            "`{name}` is neither a built-in CDF ({}) nor a readable file ({e})",
             Cdf::BUILTIN.join(", "),
-            p.display()
         )
     })?;
     Cdf::parse(&text).map_err(|e| format!("{}: {e}", p.display()))
@@ -465,6 +464,7 @@ impl WorkloadConfig {
 /// Lines in file `path` (newlines plus one), read a block at a time.
 fn line_count(path: &Path) -> std::io::Result<u64> {
     use std::io::Read;
+    crate::fileid::regular(path).map_err(std::io::Error::other)?;
     let mut f = std::fs::File::open(path)?;
     let mut buf = vec![0u8; 1 << 16];
     let mut n = 1u64;
@@ -1425,8 +1425,7 @@ pub const MAX_CSV_TIME_NS: u64 = 1_000_000_000_000_000;
 /// Reads the flow-list CSV format (through the `csv` crate: quoted fields, a UTF-8 byte-order
 /// mark and blank lines are handled; errors name the file, line and column).
 pub fn read_csv(path: &Path, n_hosts: usize) -> Result<Vec<FlowSpec>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = crate::fileid::read_to_string(path)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut r = csv_reader(text.as_bytes());
     let cols = csv_header(&mut r, path)?;
@@ -2039,7 +2038,7 @@ pub fn read_htsim(
     send_done_as_recv: bool,
 ) -> Result<Vec<FlowSpec>, String> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let text = crate::fileid::read_to_string(path)?;
     let mut header: std::collections::BTreeMap<String, u64> = Default::default();
     let mut flows: Vec<FlowSpec> = Vec::new();
     let mut ids = std::collections::BTreeSet::new();

@@ -644,3 +644,71 @@ fn the_scaling_benchmark_runs_a_point() {
     let o = dcsim(&["bench", "--scenario", "scale:4:nothing"], tmp.path());
     assert!(!o.status.success() && stderr(&o).contains("websearch or permutation"));
 }
+
+#[test]
+fn a_named_pipe_as_an_input_is_refused_without_blocking() {
+    // Opening a named pipe blocks until something writes into it: a FIFO given as the config,
+    // the topology, a size CDF or a flow list hung `validate` and `run` for ever.
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("pipe");
+    let ok = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(ok.success(), "mkfifo");
+    let configs = [
+        ("config", None),
+        (
+            "topology",
+            Some("[topology]\nkind = \"file\"\nfile = \"pipe\"\n"),
+        ),
+        ("size CDF", Some("[workload]\nsize_cdf = \"pipe\"\n")),
+        (
+            "CSV flows",
+            Some("[workload]\nkind = \"csv\"\nfile = \"pipe\"\n"),
+        ),
+        (
+            "JSON flows",
+            Some("[workload]\nkind = \"json\"\nfile = \"pipe\"\n"),
+        ),
+        (
+            "htsim flows",
+            Some("[workload]\nkind = \"htsim\"\nfile = \"pipe\"\n"),
+        ),
+    ];
+    for (what, text) in configs {
+        let cfg = match text {
+            None => fifo.clone(),
+            Some(t) => {
+                let p = d.path().join("c.toml");
+                std::fs::write(&p, t).unwrap();
+                p
+            }
+        };
+        for cmd in ["validate", "run"] {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_dcsim"))
+                .args([cmd, cfg.to_str().unwrap()])
+                .args(if cmd == "run" { &["-q"][..] } else { &[] })
+                .current_dir(d.path())
+                .stderr(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let t0 = std::time::Instant::now();
+            let status = loop {
+                if let Some(s) = child.try_wait().unwrap() {
+                    break s;
+                }
+                if t0.elapsed() > std::time::Duration::from_secs(60) {
+                    child.kill().unwrap();
+                    panic!("{what}: `dcsim {cmd}` blocked on the named pipe");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            };
+            let mut e = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut e).unwrap();
+            assert!(
+                !status.success(),
+                "{what}: `dcsim {cmd}` accepted a named pipe"
+            );
+            assert!(e.contains("not a regular file"), "{what}: {cmd}: {e}");
+        }
+    }
+}
