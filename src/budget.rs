@@ -1,6 +1,7 @@
 //! What a run will need, known before anything is built: an estimate of its memory from the
-//! config alone, checked against the machine, so that a config asking for more than the
-//! machine holds stops with the estimate and the limit instead of aborting half-way.
+//! config alone, checked against the machine ([`available`]: free memory, the address-space
+//! limit, the cgroup's limit, whichever is least), so that a config asking for more than the
+//! process may have stops with the estimate and the limit instead of aborting half-way.
 //!
 //! The estimate is an upper bound of the large parts: routing tables (a candidate list per
 //! switch and destination ToR, see `net::routing`), flow state (spec, transport state,
@@ -204,27 +205,134 @@ pub fn estimate(cfg: &Config, base: &Path) -> Estimate {
     }
 }
 
-/// Memory this machine has available for runs (`MemAvailable`), if known.
-pub fn available() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+/// How much memory runs may take, and what sets it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limit {
+    pub bytes: u64,
+    /// What the limit is: "this machine has", "the process's address-space limit (ulimit -v)
+    /// leaves", "the cgroup's memory.max leaves".
+    pub what: &'static str,
+}
+
+/// The least of what the machine has available (`MemAvailable`), what the process's
+/// address-space limit (`RLIMIT_AS`, `ulimit -v`) leaves beyond the address space it already
+/// maps, and what its cgroup's memory limit (v2 `memory.max` less `memory.current`, or v1
+/// `memory.limit_in_bytes` less usage, the tightest of the cgroup and its ancestors) leaves;
+/// None if none is known.
+pub fn available() -> Option<Limit> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let mut best: Option<Limit> = None;
+    let mut take = |bytes: Option<u64>, what: &'static str| {
+        if let Some(b) = bytes
+            && best.as_ref().is_none_or(|l| b < l.bytes)
+        {
+            best = Some(Limit { bytes: b, what });
+        }
+    };
+    take(
+        read("/proc/meminfo").and_then(|t| mem_available(&t)),
+        "this machine has",
+    );
+    take(
+        read("/proc/self/limits")
+            .and_then(|t| address_space_limit(&t))
+            .map(|lim| {
+                let mapped = read("/proc/self/status")
+                    .and_then(|t| vm_size(&t))
+                    .unwrap_or(0);
+                lim.saturating_sub(mapped)
+            }),
+        "the process's address-space limit (ulimit -v) leaves",
+    );
+    take(
+        read("/proc/self/cgroup").and_then(|t| cgroup_room(&t, &|p| read(p))),
+        "the cgroup's memory limit leaves",
+    );
+    best
+}
+
+/// `MemAvailable` in `/proc/meminfo`, in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
 
+/// The soft `Max address space` of `/proc/self/limits`, in bytes (None: unlimited).
+fn address_space_limit(limits: &str) -> Option<u64> {
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// `VmSize` of `/proc/self/status`, in bytes.
+fn vm_size(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// What the memory limits of the cgroup named in `/proc/self/cgroup` (and of its ancestors)
+/// leave, read through `read` (a path to its text). cgroup v2 (`0::/path`): `memory.max` less
+/// `memory.current`; v1 (`N:memory:/path`): `memory.limit_in_bytes` less
+/// `memory.usage_in_bytes`. None: no limit.
+fn cgroup_room(cgroup: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<u64> {
+    let num = |p: String| read(&p).and_then(|t| t.trim().parse::<u64>().ok());
+    let mut room: Option<u64> = None;
+    for line in cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, ctrl, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (root, max, cur) = if ctrl.is_empty() {
+            ("/sys/fs/cgroup", "memory.max", "memory.current")
+        } else if ctrl.split(',').any(|c| c == "memory") {
+            (
+                "/sys/fs/cgroup/memory",
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            )
+        } else {
+            continue;
+        };
+        // The cgroup and each ancestor up to the root.
+        let mut dir = path.trim_end_matches('/').to_string();
+        loop {
+            if let Some(limit) = num(format!("{root}{dir}/{max}")) {
+                let used = num(format!("{root}{dir}/{cur}")).unwrap_or(0);
+                let r = limit.saturating_sub(used);
+                room = Some(room.map_or(r, |x| x.min(r)));
+            }
+            match dir.rfind('/') {
+                Some(i) => dir.truncate(i),
+                None => break,
+            }
+            if dir.is_empty() {
+                break;
+            }
+        }
+    }
+    room
+}
+
 /// Checks that `parallel` runs of `cfg` at once fit in `limit` bytes; the error gives both.
-pub fn check(cfg: &Config, base: &Path, parallel: usize, limit: u64) -> Result<Estimate, String> {
+pub fn check(
+    cfg: &Config,
+    base: &Path,
+    parallel: usize,
+    limit: &Limit,
+) -> Result<Estimate, String> {
     let e = estimate(cfg, base);
     let need = e.total().saturating_mul(parallel.max(1) as u64);
-    if need > limit {
+    if need > limit.bytes {
         return Err(format!(
-            "a run needs about {e}{}; this machine has {} available. Shrink the topology or the workload{}",
+            "a run needs about {e}{}; {} {} available. Shrink the topology or the workload{}",
             if parallel > 1 {
                 format!(", {} for {parallel} runs at once", gib(need))
             } else {
                 String::new()
             },
-            gib(limit),
+            limit.what,
+            gib(limit.bytes),
             if parallel > 1 {
                 ", or run fewer at once (-j)"
             } else {
@@ -233,4 +341,45 @@ pub fn check(cfg: &Config, base: &Path, parallel: usize, limit: u64) -> Result<E
         ));
     }
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_read_from_proc_and_the_cgroup_tree() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max cpu time              unlimited            unlimited            seconds\n\
+                      Max address space         3221225472           unlimited            bytes\n";
+        assert_eq!(address_space_limit(limits), Some(3 << 30));
+        assert_eq!(
+            address_space_limit(
+                "Max address space         unlimited            unlimited            bytes\n"
+            ),
+            None
+        );
+        assert_eq!(vm_size("Name:\tx\nVmSize:\t  1024 kB\n"), Some(1 << 20));
+        assert_eq!(
+            mem_available("MemTotal: 10 kB\nMemAvailable: 2 kB\n"),
+            Some(2048)
+        );
+        // v2: the tightest of the cgroup and its ancestors, less what each uses.
+        let files = |p: &str| -> Option<String> {
+            match p {
+                "/sys/fs/cgroup/a/b/memory.max" => Some("max\n".into()),
+                "/sys/fs/cgroup/a/memory.max" => Some("1000000\n".into()),
+                "/sys/fs/cgroup/a/memory.current" => Some("400000\n".into()),
+                "/sys/fs/cgroup/memory/job/memory.limit_in_bytes" => Some("500000".into()),
+                "/sys/fs/cgroup/memory/job/memory.usage_in_bytes" => Some("100000".into()),
+                _ => None,
+            }
+        };
+        assert_eq!(cgroup_room("0::/a/b\n", &files), Some(600_000));
+        assert_eq!(cgroup_room("0::/\n", &files), None);
+        assert_eq!(
+            cgroup_room("4:memory:/job\n2:cpu:/x\n", &files),
+            Some(400_000)
+        );
+    }
 }

@@ -149,7 +149,7 @@ pub fn main() -> Result<()> {
             let mut biggest = crate::budget::Estimate::default();
             for p in &runs {
                 let e = match crate::budget::available() {
-                    Some(limit) => crate::budget::check(&p.config, &base, 1, limit)
+                    Some(limit) => crate::budget::check(&p.config, &base, 1, &limit)
                         .map_err(|e| anyhow::anyhow!("{}: run {}: {e}", config.display(), p.id))?,
                     None => crate::budget::estimate(&p.config, &base),
                 };
@@ -396,7 +396,7 @@ pub fn run_experiment(
         .max(1);
     if let Some(limit) = crate::budget::available() {
         for p in &plans {
-            crate::budget::check(&p.config, base, parallel, limit)
+            crate::budget::check(&p.config, base, parallel, &limit)
                 .map_err(|e| anyhow::anyhow!("{file}: run {}: {e}", p.id))?;
         }
     }

@@ -397,6 +397,49 @@ fn figures_cannot_overwrite_dcsim_files() {
     }
 }
 
+/// A memory limit of `bytes`, as the machine's available memory.
+fn machine(bytes: u64) -> dcsim::budget::Limit {
+    dcsim::budget::Limit {
+        bytes,
+        what: "this machine has",
+    }
+}
+
+#[test]
+fn the_memory_check_heeds_the_address_space_limit() {
+    // About 1.9 GiB of flow state (2 M flows generated up front) under `ulimit -v` 1.5 GiB:
+    // refused before anything is built, naming the limit (the check compared with the
+    // machine's free memory only, and the run aborted with exit 134 when it allocated).
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "[workload]\nkind = \"poisson\"\nflows = 2000000\non = \"1ms\"\noff = \"1ms\"\n";
+    write(tmp.path(), "m.toml", text);
+    let bin = env!("CARGO_BIN_EXE_dcsim");
+    for cmd in ["validate", "run -q"] {
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 1572864 && exec {bin} {cmd} m.toml"))
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let e = err(&o);
+        assert!(!o.status.success(), "{cmd}: accepted under ulimit -v");
+        assert!(
+            e.contains("address-space limit (ulimit -v) leaves") && e.contains("1.9 GiB"),
+            "{cmd}: {e}"
+        );
+        assert!(
+            !e.contains("panicked") && o.status.code() == Some(1),
+            "{cmd}: {e}"
+        );
+    }
+    // Without the limit, on a machine with the memory, it passes.
+    let need = dcsim::budget::estimate(&cfg(text), std::path::Path::new(".")).total();
+    if dcsim::budget::available().is_some_and(|a| a.bytes > need) {
+        let o = dcsim(&["validate", "m.toml"], tmp.path());
+        assert!(o.status.success(), "{}", err(&o));
+    }
+}
+
 #[test]
 fn a_config_bigger_than_the_machine_stops_before_allocating() {
     // k = 64: 65 536 hosts. Its routing tables are kept per (switch, ToR), tens of MiB, not
@@ -408,13 +451,13 @@ fn a_config_bigger_than_the_machine_stops_before_allocating() {
     let e = dcsim::budget::estimate(&c, base);
     assert!(e.routes < 200 << 20, "{e}");
     assert!(e.flows > 50 << 30, "{e}");
-    let msg = dcsim::budget::check(&c, base, 1, 24 << 30).unwrap_err();
+    let msg = dcsim::budget::check(&c, base, 1, &machine(24 << 30)).unwrap_err();
     assert!(
         msg.contains("GiB") && msg.contains("24.0 GiB available"),
         "{msg}"
     );
     // The same check through the command line, when this machine is smaller than the need.
-    if dcsim::budget::available().is_some_and(|a| a < e.total()) {
+    if dcsim::budget::available().is_some_and(|a| a.bytes < e.total()) {
         let tmp = tempfile::tempdir().unwrap();
         write(tmp.path(), "big.toml", big);
         for cmd in ["validate", "run"] {
@@ -434,15 +477,15 @@ fn a_config_bigger_than_the_machine_stops_before_allocating() {
     let listed =
         cfg("[workload]\nkind = \"poisson\"\nflows = 10000000\non = \"1ms\"\noff = \"1ms\"\n");
     assert!(
-        dcsim::budget::check(&listed, base, 8, 24 << 30)
+        dcsim::budget::check(&listed, base, 8, &machine(24 << 30))
             .unwrap_err()
             .contains("-j")
     );
-    assert!(dcsim::budget::check(&listed, base, 1, 24 << 30).is_ok());
+    assert!(dcsim::budget::check(&listed, base, 1, &machine(24 << 30)).is_ok());
     let streamed = cfg("[workload]\nkind = \"poisson\"\nflows = 10000000\n");
     let e = dcsim::budget::estimate(&streamed, base);
     assert!(e.flows < 200 << 20, "{e}");
-    assert!(dcsim::budget::check(&streamed, base, 8, 24 << 30).is_ok());
+    assert!(dcsim::budget::check(&streamed, base, 8, &machine(24 << 30)).is_ok());
     // RDMA messages are released as they finish too, whatever their queue pairs; a run that
     // keeps every flow (a per-flow time series) holds them all.
     let rdma = |scheme: &str, extra: &str| {
