@@ -406,79 +406,337 @@ fn finish(
 }
 
 /// The hops of the host-to-host shortest path (by hop count, hosts not forwarding) with the
-/// largest unloaded round trip of a 1500-byte packet: `2·delay + serialization` per link.
+/// largest unloaded round trip of a 1500-byte packet: `2·delay + serialization` per link;
+/// of equal ones, the first host pair (by source, then destination), and of that pair's
+/// shortest paths the first found with the largest cost.
+///
+/// Hosts have one link each, so a host pair's cost is its two links' plus the costliest
+/// shortest path between their switches (ToRs): one breadth-first search per ToR (and one
+/// more for the winning pair's path), not one per host, which was quadratic in hosts.
 fn longest_path(
     n_hosts: usize,
     adj: &[Vec<(usize, usize)>],
     links: &[LinkSpec],
 ) -> Result<Vec<(BitRate, SimTime)>, String> {
     let n = adj.len();
-    let cost = |l: &LinkSpec| 2 * l.delay.0 as u128 + l.rate.ser_time(1500).0 as u128;
-    let mut best: Option<(u128, Vec<usize>)> = None;
-    let mut dist = vec![u32::MAX; n];
-    let mut acc = vec![0u128; n];
-    let mut via = vec![usize::MAX; n];
-    let mut order = Vec::with_capacity(n);
-    for src in 0..n_hosts {
-        dist.iter_mut().for_each(|d| *d = u32::MAX);
-        order.clear();
-        dist[src] = 0;
-        acc[src] = 0;
-        order.push(src);
-        let mut i = 0;
-        while i < order.len() {
-            let x = order[i];
-            i += 1;
-            if x < n_hosts && x != src {
-                continue;
-            }
-            for &(y, li) in &adj[x] {
-                let c = acc[x] + cost(&links[li]);
-                if dist[y] == u32::MAX {
-                    dist[y] = dist[x] + 1;
-                    acc[y] = c;
-                    via[y] = li;
-                    order.push(y);
-                } else if dist[y] == dist[x] + 1 && c > acc[y] {
-                    acc[y] = c;
-                    via[y] = li;
+    let cost = |l: usize| 2 * links[l].delay.0 as u128 + links[l].rate.ser_time(1500).0 as u128;
+    let tor_of = |h: usize| adj[h][0].0;
+    let up = |h: usize| cost(adj[h][0].1);
+    // Per ToR: its hosts' two costliest links (with the first host of each cost).
+    let mut top: std::collections::BTreeMap<usize, [Option<(u128, usize)>; 2]> = Default::default();
+    for h in 0..n_hosts {
+        let t = top.entry(tor_of(h)).or_default();
+        let c = (up(h), h);
+        // Larger cost first; of equal costs the smaller host id.
+        let better = |a: (u128, usize), b: Option<(u128, usize)>| {
+            b.is_none_or(|b| a.0 > b.0 || (a.0 == b.0 && a.1 < b.1))
+        };
+        if better(c, t[0]) {
+            t[1] = t[0];
+            t[0] = Some(c);
+        } else if better(c, t[1]) {
+            t[1] = Some(c);
+        }
+    }
+    // ToRs in the order of their first host (the order the errors name them in), and the
+    // hosts of each.
+    let mut tors: Vec<usize> = Vec::with_capacity(top.len());
+    let mut hosts_at: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for h in 0..n_hosts {
+        if hosts_at[tor_of(h)].is_empty() {
+            tors.push(tor_of(h));
+        }
+        hosts_at[tor_of(h)].push(h);
+    }
+    let mut search = Search::new(n);
+    // Each host's costliest partner: its link plus the best over the other ToRs' costliest
+    // host, or over its own ToR's other hosts.
+    let mut best_of = vec![0u128; n_hosts];
+    for &t in &tors {
+        search.from(t, n_hosts, adj, &cost);
+        if let Some(&u) = tors.iter().find(|&&u| search.dist[u] == u32::MAX) {
+            // The first ToR is host 0's: host 0 and the first host it cannot reach.
+            let (src, d) = (hosts_at[t][0], hosts_at[u][0]);
+            return Err(format!("no path from host {src} to host {d}"));
+        }
+        // The two best (value, host) over every host, counted through its ToR.
+        let mut best: [Option<(u128, usize)>; 2] = [None, None];
+        for &u in &tors {
+            for (c, h) in top[&u].iter().flatten() {
+                let v = search.acc[u] + c;
+                if best[0].is_none_or(|b| v > b.0) {
+                    best[1] = best[0];
+                    best[0] = Some((v, *h));
+                } else if best[1].is_none_or(|b| v > b.0) {
+                    best[1] = Some((v, *h));
                 }
             }
         }
-        for dst in 0..n_hosts {
-            if dst == src {
-                continue;
-            }
-            if dist[dst] == u32::MAX {
-                return Err(format!("no path from host {src} to host {dst}"));
-            }
-            if best.as_ref().is_none_or(|(b, _)| acc[dst] > *b) {
-                let mut path = Vec::new();
-                let mut x = dst;
-                while x != src {
-                    let l = via[x];
-                    path.push(l);
-                    x = if links[l].a.idx() == x {
-                        links[l].b.idx()
-                    } else {
-                        links[l].a.idx()
-                    };
+        for &h in &hosts_at[t] {
+            let partner = match best {
+                [Some((_, bh)), second] if bh == h => second,
+                [first, _] => first,
+            };
+            best_of[h] = partner.map_or(0, |(v, _)| up(h) + v);
+        }
+    }
+    if n_hosts < 2 {
+        return Err("no two hosts".into());
+    }
+    let m = *best_of.iter().max().expect("hosts");
+    let src = (0..n_hosts).find(|&h| best_of[h] == m).expect("a maximum");
+    let t = tor_of(src);
+    search.from(t, n_hosts, adj, &cost);
+    let dst = (0..n_hosts)
+        .find(|&d| d != src && up(src) + search.acc[tor_of(d)] + up(d) == m)
+        .expect("the maximum's partner");
+    // The path: the source's link, the ToRs' path as the search found it, the destination's.
+    let mut mid = Vec::new();
+    let mut x = tor_of(dst);
+    while x != t {
+        let l = search.via[x];
+        mid.push(l);
+        x = if links[l].a.idx() == x {
+            links[l].b.idx()
+        } else {
+            links[l].a.idx()
+        };
+    }
+    mid.reverse();
+    Ok(std::iter::once(adj[src][0].1)
+        .chain(mid)
+        .chain(std::iter::once(adj[dst][0].1))
+        .map(|l| (links[l].rate, links[l].delay))
+        .collect())
+}
+
+/// A breadth-first search over switches from one switch: hop distance, the costliest
+/// shortest path's cost to each switch, and the link it arrives over.
+struct Search {
+    dist: Vec<u32>,
+    acc: Vec<u128>,
+    via: Vec<usize>,
+    order: Vec<usize>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Searches made on this thread (tests count them: one per ToR, one more).
+    static SEARCHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Search {
+    fn new(n: usize) -> Search {
+        Search {
+            dist: vec![u32::MAX; n],
+            acc: vec![0; n],
+            via: vec![usize::MAX; n],
+            order: Vec::with_capacity(n),
+        }
+    }
+
+    /// From switch `t`; hosts (`0..n_hosts`) are not entered.
+    fn from(
+        &mut self,
+        t: usize,
+        n_hosts: usize,
+        adj: &[Vec<(usize, usize)>],
+        cost: &dyn Fn(usize) -> u128,
+    ) {
+        #[cfg(test)]
+        SEARCHES.with(|c| c.set(c.get() + 1));
+        self.dist.iter_mut().for_each(|d| *d = u32::MAX);
+        self.order.clear();
+        self.dist[t] = 0;
+        self.acc[t] = 0;
+        self.order.push(t);
+        let mut i = 0;
+        while i < self.order.len() {
+            let x = self.order[i];
+            i += 1;
+            for &(y, li) in &adj[x] {
+                if y < n_hosts {
+                    continue;
                 }
-                path.reverse();
-                best = Some((acc[dst], path));
+                let c = self.acc[x] + cost(li);
+                if self.dist[y] == u32::MAX {
+                    self.dist[y] = self.dist[x] + 1;
+                    self.acc[y] = c;
+                    self.via[y] = li;
+                    self.order.push(y);
+                } else if self.dist[y] == self.dist[x] + 1 && c > self.acc[y] {
+                    self.acc[y] = c;
+                    self.via[y] = li;
+                }
             }
         }
     }
-    let (_, path) = best.ok_or("no two hosts")?;
-    Ok(path
-        .iter()
-        .map(|&l| (links[l].rate, links[l].delay))
-        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The search from every host that [`longest_path`] replaces (quadratic in hosts), as
+    /// the reference its result must equal.
+    fn longest_path_reference(
+        n_hosts: usize,
+        adj: &[Vec<(usize, usize)>],
+        links: &[LinkSpec],
+    ) -> Result<Vec<(BitRate, SimTime)>, String> {
+        let n = adj.len();
+        let cost = |l: &LinkSpec| 2 * l.delay.0 as u128 + l.rate.ser_time(1500).0 as u128;
+        let mut best: Option<(u128, Vec<usize>)> = None;
+        let mut dist = vec![u32::MAX; n];
+        let mut acc = vec![0u128; n];
+        let mut via = vec![usize::MAX; n];
+        let mut order = Vec::with_capacity(n);
+        for src in 0..n_hosts {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            order.clear();
+            dist[src] = 0;
+            acc[src] = 0;
+            order.push(src);
+            let mut i = 0;
+            while i < order.len() {
+                let x = order[i];
+                i += 1;
+                if x < n_hosts && x != src {
+                    continue;
+                }
+                for &(y, li) in &adj[x] {
+                    let c = acc[x] + cost(&links[li]);
+                    if dist[y] == u32::MAX {
+                        dist[y] = dist[x] + 1;
+                        acc[y] = c;
+                        via[y] = li;
+                        order.push(y);
+                    } else if dist[y] == dist[x] + 1 && c > acc[y] {
+                        acc[y] = c;
+                        via[y] = li;
+                    }
+                }
+            }
+            for dst in 0..n_hosts {
+                if dst == src {
+                    continue;
+                }
+                if dist[dst] == u32::MAX {
+                    return Err(format!("no path from host {src} to host {dst}"));
+                }
+                if best.as_ref().is_none_or(|(b, _)| acc[dst] > *b) {
+                    let mut path = Vec::new();
+                    let mut x = dst;
+                    while x != src {
+                        let l = via[x];
+                        path.push(l);
+                        x = if links[l].a.idx() == x {
+                            links[l].b.idx()
+                        } else {
+                            links[l].a.idx()
+                        };
+                    }
+                    path.reverse();
+                    best = Some((acc[dst], path));
+                }
+            }
+        }
+        let (_, path) = best.ok_or("no two hosts")?;
+        Ok(path
+            .iter()
+            .map(|&l| (links[l].rate, links[l].delay))
+            .collect())
+    }
+
+    /// A random fabric: `tors` ToRs and `spines` spines, each ToR linked to a random
+    /// non-empty subset of spines (sometimes twice), some ToR-ToR links, hosts spread at
+    /// random; rates and delays from small sets, so that equal costs (ties) are common.
+    fn random_fabric(rng: &mut crate::engine::RngStream) -> (usize, Vec<LinkSpec>) {
+        let rates = [10, 25, 40, 100];
+        let delays = [1, 2, 3];
+        let pick = |rng: &mut crate::engine::RngStream, k: usize| rng.below(k as u64) as usize;
+        let hosts = 2 + pick(rng, 30);
+        let tors = 1 + pick(rng, 6);
+        let spines = pick(rng, 4);
+        let mut links = Vec::new();
+        let mut link = |a: usize, b: usize, rng: &mut crate::engine::RngStream| {
+            links.push(LinkSpec {
+                a: NodeId(a as u32),
+                b: NodeId(b as u32),
+                rate: BitRate::from_gbps(rates[pick(rng, 4)]),
+                delay: SimTime::from_us(delays[pick(rng, 3)]),
+                loss: 0.0,
+            });
+        };
+        for h in 0..hosts {
+            link(h, hosts + pick(rng, tors), rng);
+        }
+        for t in 0..tors {
+            for s in 0..spines {
+                if spines == 1 || rng.uniform() < 0.6 {
+                    link(hosts + t, hosts + tors + s, rng);
+                }
+                if rng.uniform() < 0.1 {
+                    link(hosts + t, hosts + tors + s, rng);
+                }
+            }
+            if t > 0 && rng.uniform() < 0.3 {
+                link(hosts + t, hosts + t - 1, rng);
+            }
+        }
+        (hosts, links)
+    }
+
+    #[test]
+    fn one_search_per_tor_finds_what_a_search_per_host_found() {
+        let mut rng = crate::engine::RngStream::new(7, "fabrics");
+        let (mut same, mut disconnected) = (0, 0);
+        for _ in 0..3000 {
+            let (hosts, links) = random_fabric(&mut rng);
+            let n = 1 + links
+                .iter()
+                .map(|l| l.a.idx().max(l.b.idx()))
+                .max()
+                .unwrap();
+            let mut adj: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
+            for (i, l) in links.iter().enumerate() {
+                adj[l.a.idx()].push((l.b.idx(), i));
+                adj[l.b.idx()].push((l.a.idx(), i));
+            }
+            let want = longest_path_reference(hosts, &adj, &links);
+            SEARCHES.with(|c| c.set(0));
+            let got = longest_path(hosts, &adj, &links);
+            assert_eq!(got, want, "{hosts} hosts, links {links:?}");
+            let tors = (0..hosts)
+                .map(|h| adj[h][0].0)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            let searches = SEARCHES.with(|c| c.get());
+            assert!(searches <= tors + 1, "{searches} searches for {tors} ToRs");
+            if got.is_ok() {
+                same += 1;
+            } else {
+                disconnected += 1;
+            }
+        }
+        assert!(same > 1000 && disconnected > 50, "{same} {disconnected}");
+    }
+
+    #[test]
+    fn a_large_star_takes_two_searches() {
+        // 20,000 hosts on one switch: a search from every host was 20,000 searches over
+        // 20,000 links each (seconds; 61 s at 40,000 hosts).
+        let mut t =
+            String::from("hosts = 20000\nswitches = 1\nrate = \"10Gbps\"\ndelay = \"1us\"\n");
+        for h in 0..20_000 {
+            t += &format!("[[link]]\na = {h}\nb = 20000\n");
+        }
+        let f = write(&t);
+        SEARCHES.with(|c| c.set(0));
+        let topo = load(f.path(), TopoFormat::Dcsim).unwrap();
+        assert_eq!(SEARCHES.with(|c| c.get()), 2);
+        assert_eq!(topo.longest.len(), 2);
+    }
 
     fn write(text: &str) -> tempfile::NamedTempFile {
         use std::io::Write;
