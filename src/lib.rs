@@ -58,4 +58,5 @@ pub mod sweep;
 pub mod topology;
 pub mod transport;
 pub mod units;
+pub mod work;
 pub mod workload;

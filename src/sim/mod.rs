@@ -215,6 +215,8 @@ pub struct Progress {
     /// Flows finished so far, of `total`.
     pub finished: usize,
     pub total: usize,
+    /// Packet-hops so far.
+    pub packet_hops: u64,
 }
 
 /// The hosts' FIFO queues in front of their NICs (`[nic] qdisc = "fifo"`).
@@ -955,6 +957,7 @@ impl Sim {
                         events: n,
                         finished: self.finished,
                         total: self.total,
+                        packet_hops: self.packet_hops,
                     });
                 }
             }

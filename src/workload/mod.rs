@@ -510,6 +510,86 @@ impl WorkloadConfig {
         }
     }
 
+    /// The bytes this workload's flows carry, on average over seeds (the work estimate's);
+    /// flow files are read through. None if a file cannot be read (validation says why).
+    pub fn expected_bytes(&self, base: &Path, n_hosts: usize, host_rate: BitRate) -> Option<f64> {
+        let mean = |lo: Bytes, hi: Option<Bytes>| (lo.0 + hi.unwrap_or(lo).0) as f64 / 2.0;
+        let sum = |v: Vec<FlowSpec>| v.iter().map(|f| f.size as f64).sum::<f64>();
+        let ring = |hosts: &Option<Vec<u32>>| hosts.as_ref().map_or(n_hosts, |h| h.len()) as f64;
+        Some(match self {
+            WorkloadConfig::Poisson {
+                size_cdf, flows, ..
+            } => *flows as f64 * load_cdf(size_cdf, base).ok()?.mean(),
+            WorkloadConfig::Csv { file } => {
+                let path = base.join(file);
+                match check_csv_stream(&path, n_hosts, host_rate, None) {
+                    Some(c) => c.bytes as f64,
+                    None => sum(read_csv(&path, n_hosts).ok()?),
+                }
+            }
+            WorkloadConfig::Hpcc { file, start_offset } => {
+                let path = base.join(file);
+                match check_hpcc_stream(&path, n_hosts, host_rate, *start_offset, None) {
+                    Some(c) => c.bytes as f64,
+                    None => sum(read_hpcc(&path, n_hosts, *start_offset).ok()?),
+                }
+            }
+            WorkloadConfig::Json { file } => sum(read_json(&base.join(file), n_hosts).ok()?),
+            WorkloadConfig::Htsim {
+                file,
+                start_unit,
+                send_done_as_recv_done,
+            } => sum(read_htsim(
+                &base.join(file),
+                n_hosts,
+                *start_unit,
+                *send_done_as_recv_done,
+            )
+            .ok()?),
+            WorkloadConfig::Incast {
+                fan_in,
+                size,
+                size_max,
+                bursts,
+                ..
+            } => *fan_in as f64 * *bursts as f64 * mean(*size, *size_max),
+            WorkloadConfig::PartitionAggregate {
+                fan_in,
+                queries,
+                response_size,
+                response_size_max,
+                ..
+            } => *fan_in as f64 * *queries as f64 * mean(*response_size, Some(*response_size_max)),
+            WorkloadConfig::Sequential {
+                workflows,
+                requests,
+                request_size,
+                response_size,
+                response_size_max,
+                ..
+            } => {
+                *workflows as f64
+                    * *requests as f64
+                    * (request_size.0 as f64 + mean(*response_size, Some(*response_size_max)))
+            }
+            WorkloadConfig::Flows { flows } => flows.iter().map(|f| f.size.0 as f64).sum(),
+            WorkloadConfig::AllReduce { hosts, size, .. } => {
+                2.0 * (ring(hosts) - 1.0) * size.0 as f64
+            }
+            WorkloadConfig::AllToAll { hosts, size, .. } => {
+                ring(hosts) * (ring(hosts) - 1.0) * size.0 as f64
+            }
+            WorkloadConfig::Permutation { size, .. } => n_hosts as f64 * size.0 as f64,
+            WorkloadConfig::Mix { parts } => {
+                let mut t = 0.0;
+                for p in parts {
+                    t += p.expected_bytes(base, n_hosts, host_rate)?;
+                }
+                t
+            }
+        })
+    }
+
     /// The highest priority (queue) a flow of this workload asks for, if any asks.
     pub fn max_prio(&self, n_hosts: usize, base: &Path) -> Option<u8> {
         match self {
@@ -1869,6 +1949,8 @@ pub struct StreamCheck {
     pub prio_at_least: [Option<(u32, u8)>; 9],
     /// A flow file's identity as the check read it (None for a generated workload).
     pub file: Option<FileIdent>,
+    /// Bytes of the flows counted (the work estimate's; 0 for a generated workload).
+    pub bytes: u64,
 }
 
 /// Checks flow-list CSV `path` for streaming: every row valid, no dependencies, rows in
@@ -1908,6 +1990,7 @@ fn check_csv_stream(
         last = Some((f.start, f.id));
         if end.is_none_or(|e| f.start < e) {
             c.flows += 1;
+            c.bytes = c.bytes.saturating_add(f.size);
             if let Some(p) = f.prio {
                 for slot in &mut c.prio_at_least[..=p as usize] {
                     slot.get_or_insert((f.id, p));
@@ -2823,6 +2906,7 @@ fn check_hpcc_stream(
         last = f.start;
         if end.is_none_or(|e| f.start < e) {
             c.flows += 1;
+            c.bytes = c.bytes.saturating_add(f.size);
         }
     }
     c.file = Some(whole_file(r.lines.get_mut())?);

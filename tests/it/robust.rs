@@ -742,3 +742,66 @@ fn a_full_disk_fails_the_run_cleanly() {
         );
     }
 }
+
+#[test]
+fn the_work_estimate_brackets_what_runs_make() {
+    // The packet-hops a run makes lie within the estimate's range, across workloads and
+    // transports (the range is wide by design: paths of two links up to the longest, an ACK
+    // per packet or none).
+    let cases = [
+        ("DCTCP", "[workload]\nflows = 400\n"),
+        (
+            "TCP",
+            "[workload]\nkind = \"incast\"\nfan_in = 8\nsize = \"64KB\"\nreceiver = 3\nbursts = 5\n",
+        ),
+        (
+            "DCQCN",
+            "[rdma]\nrto = \"1ms\"\n[workload]\nflows = 300\nsize_cdf = \"uniform(1KB, 100KB)\"\n",
+        ),
+        (
+            "DCTCP",
+            "[topology]\nkind = \"fat_tree\"\nk = 4\n[workload]\nkind = \"allreduce\"\nsize = \"2MB\"\n",
+        ),
+        (
+            "DCTCP",
+            "[workload]\nkind = \"permutation\"\nsize = \"500KB\"\n",
+        ),
+    ];
+    for (scheme, text) in cases {
+        let c = cfg(&format!("schemes = [\"{scheme}\"]\n{text}"));
+        let w = dcsim::work::estimate(&c, std::path::Path::new(".")).expect("an estimate");
+        let r = crate::common::run(&c, scheme);
+        let hops = r.totals.packet_hops as f64;
+        assert!(
+            (w.hops.0..=w.hops.1).contains(&hops),
+            "{scheme} {text}: {hops} packet-hops outside {:?}",
+            w.hops
+        );
+    }
+    // Through the command line: the estimate, a long run announced, timeouts below the round
+    // trip warned about; nothing runs.
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "big.toml", "[workload]\nflows = 10000000\n");
+    let o = dcsim(&["validate", "big.toml"], tmp.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.contains("estimated work"),
+        "{out}"
+    );
+    assert!(err(&o).contains("a long run, not a hang"), "{}", err(&o));
+    write(
+        tmp.path(),
+        "rto.toml",
+        "schemes = [\"DCTCP\"]\n[tcp]\nrto_min = \"5us\"\nrto_max = \"10us\"\n",
+    );
+    let o = dcsim(&["validate", "rto.toml"], tmp.path());
+    let e = err(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("tcp.rto_max = 10us is below the base round trip")
+            && e.contains("tcp.rto_min = 5us"),
+        "{e}"
+    );
+    let o = dcsim(&["validate", "big.toml"], tmp.path());
+    assert!(!err(&o).contains("rto"), "no timeout warning by default");
+}
