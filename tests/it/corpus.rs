@@ -2,7 +2,9 @@
 //! files under `data/`: flow lists, CDFs) must be refused by `dcsim validate` and `dcsim run`
 //! with an error containing the text of its first line (`# expect: ...`), without a panic and
 //! without writing results; every line of `cli.txt` is a command line that must fail the same
-//! way.
+//! way. Hostile inputs that must run, and run right (a lossy fabric, every spine down for
+//! good, a JSON file with a byte-order mark), are under `runs/`, read by the tests that check
+//! them.
 
 use std::path::Path;
 use std::process::Command;
