@@ -3,7 +3,7 @@
 //! read as it went is the file it checked (and the file its manifest names).
 //!
 //! A run reads a streamed flow file while it runs; a file truncated, rewritten or appended to
-//! in that time would otherwise be simulated half old, half new. [`FileIdent::of_reader`]
+//! in that time would otherwise be simulated half old, half new. [`HashingReader::ident`]
 //! records what a reader saw; [`FileIdent::matches_now`] compares it with the file now.
 //!
 //! Not done: cryptographic hashing (FNV-1a detects edits, it does not resist forgery), and
