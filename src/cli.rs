@@ -874,37 +874,72 @@ pub fn draw_figures(cfg: &Config, exp_dir: &Path, quiet: bool) -> Result<()> {
     let axes: Vec<String> = cfg.sweep.axes.iter().map(|a| a.key.clone()).collect();
     let rows = crate::plot::read_summary(&text, &axes)
         .map_err(|e| anyhow::anyhow!("{}: {e}", sum.display()))?;
-    use crate::plot::PlotKind;
+    // Each figure on its own: one that cannot be drawn is reported and the others still are.
+    let mut failed = Vec::new();
     for spec in &cfg.plot {
-        // Drawn under a hidden name and renamed, like every result file.
-        let tmp = partial(exp_dir, &spec.file);
-        let table = if spec.kind == PlotKind::Attribution {
-            let bars = crate::plot::attribution_bars(spec, &rows, &cfg.schemes);
-            crate::plot::draw_attribution(spec, &bars, &tmp).map_err(anyhow::Error::msg)?;
-            crate::plot::attribution_csv(&bars)
-        } else {
-            let series = match spec.kind {
-                PlotKind::Sweep => crate::plot::aggregate(spec, &rows, &cfg.schemes),
-                PlotKind::QueueTimeseries => queue_series(spec, &rows, &cfg.schemes, exp_dir)?,
-                _ => flow_series(spec, &rows, &cfg.schemes, exp_dir)?,
-            };
-            crate::plot::draw_svg(spec, &series, &tmp).map_err(anyhow::Error::msg)?;
-            match spec.kind {
-                PlotKind::Sweep => {
-                    println!("{}", crate::plot::table_text(spec, &series));
-                    crate::plot::table_csv(spec, &series)
-                }
-                PlotKind::QueueTimeseries => crate::plot::queue_table_csv(&series),
-                _ => crate::plot::flow_table_csv(spec, &series),
-            }
-        };
-        let svg = exp_dir.join(&spec.file);
-        std::fs::rename(&tmp, &svg)?;
-        let csv = exp_dir.join(format!("{}.csv", spec.file.trim_end_matches(".svg")));
-        report::write_atomic(&csv, table.as_bytes())?;
-        if !quiet {
-            eprintln!("figure {} (table {})", svg.display(), csv.display());
+        if let Err(e) = draw_figure(cfg, spec, &rows, exp_dir, quiet) {
+            let _ = std::fs::remove_file(partial(exp_dir, &spec.file));
+            eprintln!("error: figure {}: {e:#}", spec.file);
+            failed.push(spec.file.clone());
         }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "{} of {} figure(s) could not be drawn ({}); the others were",
+            failed.len(),
+            cfg.plot.len(),
+            failed.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Draws figure `spec` and its table into `exp_dir`.
+fn draw_figure(
+    cfg: &Config,
+    spec: &crate::plot::PlotSpec,
+    rows: &[crate::plot::Row],
+    exp_dir: &Path,
+    quiet: bool,
+) -> Result<()> {
+    use crate::plot::PlotKind;
+    // Drawn under a hidden name and renamed, like every result file.
+    let tmp = partial(exp_dir, &spec.file);
+    let table = if spec.kind == PlotKind::Attribution {
+        let bars = crate::plot::attribution_bars(spec, rows, &cfg.schemes);
+        crate::plot::draw_attribution(spec, &bars, &tmp).map_err(anyhow::Error::msg)?;
+        crate::plot::attribution_csv(&bars)
+    } else {
+        let series = match spec.kind {
+            PlotKind::Sweep => crate::plot::aggregate(spec, rows, &cfg.schemes),
+            PlotKind::QueueTimeseries => queue_series(spec, rows, &cfg.schemes, exp_dir)?,
+            _ => flow_series(spec, rows, &cfg.schemes, exp_dir)?,
+        };
+        crate::plot::draw_svg(spec, &series, &tmp).map_err(|e| {
+            let mut have: Vec<&str> = rows.iter().map(|r| r.class.as_str()).collect();
+            have.sort_unstable();
+            have.dedup();
+            anyhow::anyhow!(
+                "{e} (class `{}`; summary.csv has the classes {})",
+                spec.class,
+                have.join(", ")
+            )
+        })?;
+        match spec.kind {
+            PlotKind::Sweep => {
+                println!("{}", crate::plot::table_text(spec, &series));
+                crate::plot::table_csv(spec, &series)
+            }
+            PlotKind::QueueTimeseries => crate::plot::queue_table_csv(&series),
+            _ => crate::plot::flow_table_csv(spec, &series),
+        }
+    };
+    let svg = exp_dir.join(&spec.file);
+    std::fs::rename(&tmp, &svg)?;
+    let csv = exp_dir.join(format!("{}.csv", spec.file.trim_end_matches(".svg")));
+    report::write_atomic(&csv, table.as_bytes())?;
+    if !quiet {
+        eprintln!("figure {} (table {})", svg.display(), csv.display());
     }
     Ok(())
 }

@@ -1920,18 +1920,35 @@ impl Config {
                     ));
                 }
             }
-            let tags = ["tag:query", "tag:workflow", "tag:request", "tag:background"];
+            // Tag classes: the tags this workload gives its flows (`flow`, unlabelled, has
+            // none), so that a figure of a class no run can have is refused now, not after
+            // every run.
+            let mut tags: Vec<String> = self
+                .workload
+                .tags()
+                .into_iter()
+                .filter(|t| *t != crate::workload::FlowTag::Flow)
+                .map(|t| format!("tag:{}", t.name()))
+                .collect();
+            tags.sort();
+            tags.dedup();
             if p.class != "all"
                 && !class_names.contains(&p.class)
-                && !tags.contains(&p.class.as_str())
+                && !tags.contains(&p.class)
                 && !p.class.starts_with("deadline:")
             {
+                let what = if p.class.starts_with("tag:") {
+                    "is not a tag this workload gives its flows"
+                } else {
+                    "is not a class"
+                };
                 return Err(err(
                     &k("class"),
                     format!(
-                        "`{}` is not a class; classes: all, {}, {}",
+                        "`{}` {what}; classes: all, {}{}{}",
                         p.class,
                         class_names.join(", "),
+                        if tags.is_empty() { "" } else { ", " },
                         tags.join(", ")
                     ),
                 ));

@@ -972,13 +972,13 @@ impl Recorder {
             deadline_met: m
                 .deadline
                 .map(|d| m.rcv_finish.is_some_and(|r| r <= m.start + d)),
-            tag: crate::workload::FlowTag::Flow.name(),
-            deadline_class: None,
+            tag: m.tag.name(),
+            deadline_class: m.deadline_class.map(|d| d.to_string()),
             ideal_group_fct_ps: ideal.0,
             slowdown_group: fct.map(|t| t.0 as f64 / ideal.0 as f64),
             attribution: attribution.filter(|_| fct.is_some()),
         };
-        self.summary.add(&rec, None);
+        self.summary.add(&rec, m.deadline_class);
         self.records.push((m.ext_id, m.order, rec));
         if self.records.len() >= self.spill_at {
             self.spill_chunk();

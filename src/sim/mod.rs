@@ -1118,6 +1118,7 @@ impl Sim {
         {
             let i = self.next_start;
             self.next_start += 1;
+            self.started += 1;
             if self.msg_units {
                 let (m, src) = match self.retire {
                     Some(_) => self.open_message(i),
@@ -1142,7 +1143,6 @@ impl Sim {
                     None => FlowId(i as u32),
                 };
                 self.flows[f.idx()].started = true;
-                self.started += 1;
                 if let Some(a) = &mut self.attrib {
                     a.unit_start(f.idx(), self.flows[f.idx()].src as usize, self.now);
                 }
@@ -2005,7 +2005,6 @@ impl Sim {
                 retire: &mut self.retire,
                 tag_finished: &mut self.tag_finished,
                 end_tag: self.end_tag,
-                msg_units: self.msg_units,
                 telemetry: &self.telemetry,
             },
         )
@@ -2178,7 +2177,6 @@ struct SimHost<'a> {
     retire: &'a mut Option<Box<Retire>>,
     tag_finished: &'a mut usize,
     end_tag: Option<crate::workload::FlowTag>,
-    msg_units: bool,
     telemetry: &'a Option<telemetry::Telemetry>,
 }
 
@@ -2214,7 +2212,13 @@ impl Host for SimHost<'_> {
     fn wake(&mut self, f: FlowId) {
         self.wake.push(f);
     }
-    fn finished(&mut self, unit: usize, uid: u32, receiver_side: bool) {
+    fn finished(
+        &mut self,
+        unit: usize,
+        uid: u32,
+        receiver_side: bool,
+        tag: crate::workload::FlowTag,
+    ) {
         if let Some(a) = self.attrib {
             a.finish(unit, uid, self.now, receiver_side);
         }
@@ -2222,7 +2226,8 @@ impl Host for SimHost<'_> {
         if let Some(r) = self.retire {
             r.pending.push(FlowId(unit as u32));
         }
-        if !self.msg_units && Some(self.flows[unit].tag) == self.end_tag {
+        // RDMA messages count too (they were left out, so `end_when` never ended an RDMA run).
+        if Some(tag) == self.end_tag {
             *self.tag_finished += 1;
         }
     }

@@ -91,8 +91,15 @@ pub trait Host {
     /// current call has returned (never during it, so a transport is never re-entered).
     fn wake(&mut self, f: FlowId);
     /// Unit `unit` (a flow, or an RDMA message) finished; `uid` is the attribution record of the
-    /// packet that finished it, `receiver_side` whether it finished at the receiver (UDP).
-    fn finished(&mut self, unit: usize, uid: u32, receiver_side: bool);
+    /// packet that finished it, `receiver_side` whether it finished at the receiver (UDP),
+    /// `tag` the workload's tag of the unit (for `end_when`).
+    fn finished(
+        &mut self,
+        unit: usize,
+        uid: u32,
+        receiver_side: bool,
+        tag: crate::workload::FlowTag,
+    );
     /// The line rate of host `h`'s NIC.
     fn line_rate(&self, h: u32) -> BitRate;
     /// Path selection: which of its `n` equal-cost uplinks host `src`'s first switch picks for

@@ -840,7 +840,8 @@ impl<C: WindowCc> Protocol for Tcp<C> {
         if r.done {
             h.flow_mut(f).finish = Some(now);
             h.clear_timer(f);
-            h.finished(f.idx(), pkt.uid, false);
+            let tag = h.flow(f).tag;
+            h.finished(f.idx(), pkt.uid, false, tag);
             return false;
         }
         if r.advanced {

@@ -123,7 +123,8 @@ impl Protocol for Udp {
         if u.rcvd >= fl.size && fl.finish.is_none() {
             fl.rcv_finish = Some(now);
             fl.finish = Some(now);
-            h.finished(f.idx(), pkt.uid, true);
+            let tag = fl.tag;
+            h.finished(f.idx(), pkt.uid, true, tag);
             return Rx {
                 reply: None,
                 received: true,

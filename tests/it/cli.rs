@@ -712,3 +712,33 @@ fn a_named_pipe_as_an_input_is_refused_without_blocking() {
         }
     }
 }
+
+#[test]
+fn a_figure_that_cannot_be_drawn_does_not_cost_the_others() {
+    // The first figure asks for a deadline class no flow has: it is reported with its class
+    // and the classes there are, and the second figure is still drawn (the first failure used
+    // to stop them all, exit 1, no figure at all).
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "name = \"figs\"\nschemes = [\"DCTCP\"]\n\
+                [workload]\nflows = 40\nload = 0.3\ntag = \"background\"\n\
+                [sweep]\naxes = [{ key = \"workload.load\", values = [0.3, 0.5] }]\n\
+                [[plot]]\nfile = \"none.svg\"\ntitle = \"none\"\nx = \"workload.load\"\ny = \"avg_fct_us\"\nclass = \"deadline:5ms\"\n\
+                [[plot]]\nfile = \"bg.svg\"\ntitle = \"background\"\nx = \"workload.load\"\ny = \"avg_fct_us\"\nclass = \"tag:background\"\n";
+    std::fs::write(tmp.path().join("f.toml"), text).unwrap();
+    let o = dcsim(&["run", "f.toml", "-q", "--output-dir", "out"], tmp.path());
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("figure none.svg")
+            && e.contains("class `deadline:5ms`")
+            && e.contains("tag:background"),
+        "{e}"
+    );
+    assert!(
+        e.contains("1 of 2 figure(s) could not be drawn (none.svg)"),
+        "{e}"
+    );
+    let dir = tmp.path().join("out/figs");
+    assert!(dir.join("bg.svg").is_file() && dir.join("bg.csv").is_file());
+    assert!(!dir.join("none.svg").exists() && !dir.join(".none.svg.partial").exists());
+}

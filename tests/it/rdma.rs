@@ -567,3 +567,46 @@ fn every_lost_packet_of_a_message_is_in_its_row() {
         assert_eq!(r.totals.finished, 300, "{scheme}");
     }
 }
+
+#[test]
+fn rdma_runs_keep_the_workloads_tags() {
+    // Background Poisson traffic and a tagged incast: every transport's records carry the
+    // tags, and its summary has the tag classes (RDMA runs labelled every message `flow`, so
+    // a `tag:query` figure found no data); `end_when` ends an RDMA run too.
+    let mix = "[workload]\nkind = \"mix\"\n\
+               [[workload.parts]]\nkind = \"poisson\"\nflows = 60\nload = 0.3\ntag = \"background\"\n\
+               [[workload.parts]]\nkind = \"incast\"\nfan_in = 6\nsize = \"20KB\"\nreceiver = 2\nbursts = 3\ntag = \"query\"\n";
+    let tags = |r: &dcsim::experiment::RunResult| {
+        let mut t: Vec<(u32, &str)> = r.records.iter().map(|x| (x.flow_id, x.tag)).collect();
+        t.sort();
+        t
+    };
+    let tcp = run(&cfg(&format!("schemes = [\"DCTCP\"]\n{mix}")), "DCTCP");
+    assert!(tcp.records.iter().any(|x| x.tag == "query"));
+    for scheme in ["DCQCN", "HPCC", "GPMP"] {
+        let c = cfg(&format!(
+            "schemes = [\"{scheme}\"]\n[rdma]\nrto = \"1ms\"\n{mix}"
+        ));
+        let r = run(&c, scheme);
+        assert_eq!(tags(&r), tags(&tcp), "{scheme}");
+        for class in ["tag:query", "tag:background"] {
+            assert!(
+                r.classes.iter().any(|k| k.class == class && k.flows > 0),
+                "{scheme}: no {class} class"
+            );
+        }
+        // Ends once the queries are done: no new message starts after.
+        let c = cfg(&format!(
+            "end_when = \"query\"\nschemes = [\"{scheme}\"]\n[rdma]\nrto = \"1ms\"\n{mix}"
+        ));
+        let r = run(&c, scheme);
+        assert_eq!(r.end_reason, dcsim::sim::EndReason::TagFinished, "{scheme}");
+        assert!(
+            r.records
+                .iter()
+                .filter(|x| x.tag == "query")
+                .all(|x| x.fct_ps.is_some()),
+            "{scheme}"
+        );
+    }
+}

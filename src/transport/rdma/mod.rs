@@ -105,6 +105,10 @@ pub struct Msg {
     pub size: u64,
     pub start: SimTime,
     pub deadline: Option<SimTime>,
+    /// The deadline class (the mean the deadline was drawn from), as the workload gave it.
+    pub deadline_class: Option<SimTime>,
+    /// The workload's tag (query, background, ...), kept for the message's record.
+    pub tag: crate::workload::FlowTag,
     pub short: bool,
     /// Bytes not yet posted to a queue pair.
     pub unposted: u64,
@@ -312,6 +316,8 @@ impl Msg {
             size: spec.size,
             start: spec.start,
             deadline: spec.deadline,
+            deadline_class: spec.deadline_class,
+            tag: spec.tag,
             short: spec.size < short_threshold,
             unposted: spec.size,
             unacked: spec.size,
@@ -663,7 +669,7 @@ impl<Q: QueuePair> Rdma<Q> {
         m.unacked -= bytes;
         if m.unacked == 0 {
             m.finish = Some(h.now());
-            h.finished(msg as usize, uid, false);
+            h.finished(msg as usize, uid, false, m.tag);
         }
     }
 }
