@@ -70,18 +70,22 @@ pub enum Cmd {
         #[arg(long)]
         allow_partial: bool,
     },
-    /// Check a config file without running it.
+    /// Check a config file without running it: every key, every sweep point, the memory each
+    /// run needs against the limits, and an estimate of the work; exits 1 naming the file, the
+    /// key and what is allowed when something is wrong.
     Validate {
+        /// The experiment TOML to check.
         config: PathBuf,
         /// Override one config key, as a sweep axis would (repeatable): `--set workload.load=0.5`,
-        /// `--set topology.host_rate=100Gbps`. Recorded in the manifest.
+        /// `--set topology.host_rate=100Gbps`; checked as `run --set` would run it.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
     /// Measure simulator speed: events and packet-hops per wall-clock second, peak memory.
     Bench {
         /// `default` (the default experiment, both schemes), `fat-tree` (k=8, 100 Gbps, DCTCP,
-        /// 10 ms) or `all`.
+        /// 10 ms), `scale` (fat-trees from k=4 up, one process per point, for how the speed and
+        /// memory scale) or `all` (default, then fat-tree).
         #[arg(long, default_value = "all")]
         scenario: String,
     },

@@ -576,14 +576,14 @@ pub fn table(runs: &[RunResult]) -> String {
     let wc = classes.iter().map(|c| c.len()).max().unwrap_or(0).max(5);
     let _ = writeln!(
         s,
-        "{:<wr$} {:<wc$} {:>7} {:>12} {:>12} {:>10} {:>10} {:>8} {:>8}",
+        "{:<wr$} {:<wc$} {:>7} {:>12} {:>12} {:>12} {:>12} {:>8} {:>8}",
         "run",
         "class",
         "flows",
         "avg_fct_us",
         "p99_fct_us",
-        "avg_sd",
-        "p99_sd",
+        "avg_slowdown",
+        "p99_slowdown",
         "drops",
         "timeouts"
     );
@@ -595,7 +595,7 @@ pub fn table(runs: &[RunResult]) -> String {
             let unfinished = k.flows - k.finished;
             let _ = writeln!(
                 s,
-                "{:<wr$} {:<wc$} {:>7} {:>12.1} {:>12.1} {:>10.2} {:>10.2} {:>8} {:>8}{}",
+                "{:<wr$} {:<wc$} {:>7} {:>12.1} {:>12.1} {:>12.2} {:>12.2} {:>8} {:>8}{}",
                 r.plan.id,
                 k.class,
                 k.flows,
