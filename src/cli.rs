@@ -189,17 +189,21 @@ pub fn main() -> Result<()> {
                 c.output_dir = o;
             }
             let dir = c.output_dir.join(&c.name);
+            if c.plot.is_empty() {
+                bail!(
+                    "{}: no [[plot]] sections, so no figure to draw (add one; see [[plot]] in the README)",
+                    config.display()
+                );
+            }
             draw_figures(&c, &dir, false)
         }
         Cmd::Schemes => {
-            println!("Schemes are <bundle>[+<load balancer>]. Bundles:");
+            println!(
+                "Schemes are <bundle>[+<load balancer>]. Bundles (* comes with its own load balancer):"
+            );
             for b in crate::scheme::BUNDLES {
-                let fixed = if b.lb.is_some() {
-                    " (fixes its load balancer)"
-                } else {
-                    ""
-                };
-                println!("  {:<18} {}{fixed}", b.name, b.about);
+                let fixed = if b.lb.is_some() { "*" } else { " " };
+                println!("  {:<17}{fixed} {}", b.name, b.about);
             }
             println!("Load balancers (without one: [switch] load_balancer):");
             for (n, _, d, _) in crate::scheme::SUFFIXES {

@@ -742,3 +742,19 @@ fn a_figure_that_cannot_be_drawn_does_not_cost_the_others() {
     assert!(dir.join("bg.svg").is_file() && dir.join("bg.csv").is_file());
     assert!(!dir.join("none.svg").exists() && !dir.join(".none.svg.partial").exists());
 }
+
+#[test]
+fn plot_without_figures_says_so_and_schemes_marks_fixed_balancers_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("p.toml"), "schemes = [\"DCTCP\"]\n").unwrap();
+    let o = dcsim(&["plot", "p.toml"], tmp.path());
+    assert!(
+        !o.status.success() && stderr(&o).contains("no [[plot]] sections"),
+        "{}",
+        stderr(&o)
+    );
+    let o = dcsim(&["schemes"], tmp.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    assert_eq!(out.matches("load balancer)").count(), 1, "{out}");
+}
