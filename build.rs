@@ -1,24 +1,15 @@
-//! Records the git revision the binary was built from, and whether the work tree had
-//! uncommitted changes to tracked files then, for the provenance in every manifest.
+//! Records the hash of the sources the binary is built from (see `src/source_hash.rs`). The
+//! git revision is read when a manifest is written, not here: this script watches only the
+//! sources, so a commit, a checkout or `git add` does not rebuild the crate.
 
-use std::process::Command;
-
-fn git(args: &[&str]) -> Option<String> {
-    let o = Command::new("git").args(args).output().ok()?;
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
-}
+#[path = "src/source_hash.rs"]
+mod source_hash;
 
 fn main() {
-    let rev = git(&["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = match git(&["status", "--porcelain", "--untracked-files=no"]) {
-        Some(s) => (!s.is_empty()).to_string(),
-        None => "unknown".into(),
-    };
-    println!("cargo:rustc-env=DCSIM_GIT_REV={rev}");
-    println!("cargo:rustc-env=DCSIM_GIT_DIRTY={dirty}");
-    for p in ["src", "Cargo.toml", "build.rs", ".git/HEAD", ".git/index"] {
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let h = source_hash::source_hash(&root).expect("the crate's sources are readable");
+    println!("cargo:rustc-env=DCSIM_SOURCE_HASH={h:016x}");
+    for p in source_hash::ROOTS {
         println!("cargo:rerun-if-changed={p}");
     }
 }

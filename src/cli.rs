@@ -521,8 +521,9 @@ fn write_experiment_manifest(
         .collect();
     let m = serde_json::json!({
         "dcsim_version": env!("CARGO_PKG_VERSION"),
-        "git_revision": crate::provenance::GIT_REV,
-        "git_dirty": crate::provenance::GIT_DIRTY,
+        "git_revision": crate::provenance::build_info().git_revision,
+        "git_dirty": crate::provenance::build_info().git_dirty,
+        "source_hash": crate::provenance::build_info().source_hash,
         "command_line": crate::provenance::command_line(),
         "config_file": file,
         "config_file_hash": file_hash,

@@ -54,6 +54,7 @@ pub mod provenance;
 pub mod report;
 pub mod scheme;
 pub mod sim;
+pub mod source_hash;
 pub mod sweep;
 pub mod topology;
 pub mod transport;

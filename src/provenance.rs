@@ -21,10 +21,70 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The git revision this binary was built from ("unknown" outside a git checkout).
-pub const GIT_REV: &str = env!("DCSIM_GIT_REV");
-/// Whether tracked files had uncommitted changes when it was built ("true"/"false"/"unknown").
-pub const GIT_DIRTY: &str = env!("DCSIM_GIT_DIRTY");
+/// The hash of the sources this binary was built from (see [`crate::source_hash`]).
+pub const SOURCE_HASH: &str = env!("DCSIM_SOURCE_HASH");
+
+/// Which sources made this binary, as every manifest records it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BuildInfo {
+    /// The git revision of the checkout the binary was built in, when that checkout still
+    /// holds the binary's sources; "unknown" otherwise (no checkout, no git, or sources
+    /// edited since the build).
+    pub git_revision: String,
+    /// "false" when the binary's sources are exactly that revision's, "true" when they carry
+    /// uncommitted changes (untracked source files included), "unknown" when the revision is.
+    pub git_dirty: &'static str,
+    /// [`SOURCE_HASH`], the one identity that holds without git.
+    pub source_hash: &'static str,
+}
+
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let o = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+/// This binary's [`BuildInfo`], worked out once per process: the sources in the directory it
+/// was built in are hashed again, and only if they still match is that checkout's revision
+/// (read now, which is why a commit needs no rebuild) taken as the binary's.
+pub fn build_info() -> &'static BuildInfo {
+    static INFO: std::sync::OnceLock<BuildInfo> = std::sync::OnceLock::new();
+    INFO.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let unknown = BuildInfo {
+            git_revision: "unknown".into(),
+            git_dirty: "unknown",
+            source_hash: SOURCE_HASH,
+        };
+        let same =
+            crate::source_hash::source_hash(dir).is_ok_and(|h| format!("{h:016x}") == SOURCE_HASH);
+        if !same {
+            return unknown;
+        }
+        let Some(rev) = git(dir, &["rev-parse", "HEAD"]) else {
+            return unknown;
+        };
+        let mut status = vec!["status", "--porcelain", "--untracked-files=all", "--"];
+        status.extend_from_slice(crate::source_hash::ROOTS);
+        let dirty = match git(dir, &status) {
+            Some(s) if s.is_empty() => "false",
+            Some(_) => "true",
+            None => "unknown",
+        };
+        BuildInfo {
+            git_revision: rev,
+            git_dirty: dirty,
+            source_hash: SOURCE_HASH,
+        }
+    })
+}
 
 pub use crate::fileid::fnv1a;
 

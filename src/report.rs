@@ -391,8 +391,9 @@ fn ports_csv(r: &RunResult) -> String {
 #[derive(Serialize)]
 struct Manifest<'a> {
     dcsim_version: &'static str,
-    git_revision: &'static str,
+    git_revision: &'a str,
     git_dirty: &'static str,
+    source_hash: &'static str,
     command_line: Vec<String>,
     /// Hash of what the run's results depend on (`identity`), also in the `complete` marker.
     config_hash: &'a str,
@@ -514,8 +515,9 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
         fs::write(tmp.join("summary.json"), json + "\n")?;
         let m = Manifest {
             dcsim_version: env!("CARGO_PKG_VERSION"),
-            git_revision: crate::provenance::GIT_REV,
-            git_dirty: crate::provenance::GIT_DIRTY,
+            git_revision: &crate::provenance::build_info().git_revision,
+            git_dirty: crate::provenance::build_info().git_dirty,
+            source_hash: crate::provenance::build_info().source_hash,
             command_line: crate::provenance::command_line(),
             config_hash: &r.plan.identity.hash,
             inputs: &r.plan.identity.inputs,

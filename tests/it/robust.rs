@@ -292,6 +292,19 @@ fn input_files_are_part_of_a_runs_identity() {
     ] {
         assert!(m.get(k).is_some(), "manifest lacks {k}");
     }
+    // The revision is read when the run is written (a commit costs no rebuild): in a checkout
+    // that holds the binary's sources, it is the checkout's HEAD.
+    assert_eq!(m["source_hash"].as_str().unwrap().len(), 16);
+    let head = std::process::Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if let Some(head) = head {
+        assert_eq!(m["git_revision"].as_str().unwrap(), head);
+        assert!(["true", "false"].contains(&m["git_dirty"].as_str().unwrap()));
+    }
     assert!(m["inputs"]["sizes.cdf"].as_str().unwrap().len() == 16);
     assert!(tmp.path().join("results/e/manifest.json").exists());
     write(tmp.path(), "sizes.cdf", "1000 0\n30000 1\n");
