@@ -2,7 +2,7 @@
 
 DCSIM_RESULTS names an experiment directory written by `dcsim run` (CI runs the default
 experiment's smoke version and the GPMP load smoke run); without it the tests run dcsim
-themselves through `cargo run --release`.
+themselves, with the binary DCSIM_BIN names or through `cargo run --release`.
 """
 
 import math
@@ -17,8 +17,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run_dcsim(args, out):
+    # DCSIM_BIN names a built dcsim binary to use; without it, cargo builds (or reuses) the
+    # release binary of this checkout.
+    exe = os.environ.get("DCSIM_BIN")
+    cmd = [exe] if exe else ["cargo", "run", "--release", "--quiet", "--"]
     subprocess.run(
-        ["cargo", "run", "--release", "--quiet", "--", "run", *args, "--quiet", "--output-dir", out],
+        [*cmd, "run", *args, "--quiet", "--output-dir", out],
         cwd=ROOT,
         check=True,
         stdout=subprocess.DEVNULL,
