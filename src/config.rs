@@ -196,7 +196,7 @@ pub struct PfabricConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct AmConfig {
     /// Congestion threshold T_am (an egress queue at or above it is congested). Default: the
-    /// ECN step threshold K of `[switch] ecn` (spec §10 item 6), else 30KB.
+    /// ECN step threshold K of `[switch] ecn` (PDTCP reconstruction §10 item 6), else 30KB.
     pub threshold: Option<Bytes>,
 }
 
@@ -769,7 +769,7 @@ pub enum LossRecovery {
     Irn,
 }
 
-/// `[rdma]`: the RoCEv2 transport (GPMP spec §3 and §5).
+/// `[rdma]`: the RoCEv2 transport (GPMP reconstruction §3 and §5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RdmaConfig {
@@ -834,7 +834,7 @@ pub struct GpmpConfig {
     /// Low-priority queue pairs per host pair, 0..=64; 0 = the number of uplinks of the source
     /// leaf (4 in the 4-spine leaf-spine). Default 0.
     pub paths: u32,
-    /// Slice size S of long messages. Default 16KB [reconstruction, spec §2.4].
+    /// Slice size S of long messages. Default 16KB [GPMP reconstruction §2.4].
     pub slice: Bytes,
     /// Outstanding-bytes limit L per low-priority queue pair. Default: one bandwidth-delay
     /// product of the longest host-to-host path (host line rate × the unloaded round trip of
@@ -845,7 +845,7 @@ pub struct GpmpConfig {
     /// Minimum bandwidth guaranteed to each data queue at switches. Default 1Gbps.
     pub min_bw: BitRate,
     /// Dynamic-threshold alpha of the high (short-message) priority. Default 1.0
-    /// [reconstruction, spec §2.8].
+    /// [GPMP reconstruction §2.8].
     pub alpha_high: f64,
     /// Dynamic-threshold alpha of the low (long-message) priority. Default 0.125.
     pub alpha_low: f64,
@@ -870,7 +870,7 @@ impl Default for GpmpConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SrmConfig {
-    /// Chunk size of long messages. Default 64KB [proxy, spec §4.3].
+    /// Chunk size of long messages. Default 64KB [proxy, GPMP reconstruction §4.3].
     pub chunk: Bytes,
 }
 
@@ -882,7 +882,7 @@ impl Default for SrmConfig {
     }
 }
 
-/// `[mprdma]`: MP-RDMA (GPMP spec §4.2, §9 item 14).
+/// `[mprdma]`: MP-RDMA (GPMP reconstruction §4.2, §9 item 14).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MpRdmaConfig {

@@ -1,8 +1,8 @@
 //! The sawtooth probe: measures the queue oscillation of N long flows on M parallel bottleneck
 //! links and compares it with the DCTCP/PDTCP fluid analysis (the paper's §2.4, equations (5) to
-//! (20), whose images our copy lost, rebuilt in PDTCP spec §2 from DCTCP's SIGCOMM'10 §3.3; with
-//! M = 1 and p = 1 they are DCTCP's). Numbers are the paper's (the spec numbers them
-//! differently: its (10), (12), (13), (14), (19) are the paper's (12), (15), (16), (17), (20)).
+//! (20), whose images our copy lost, rebuilt in PDTCP reconstruction §2 from DCTCP's SIGCOMM'10 §3.3; with
+//! M = 1 and p = 1 they are DCTCP's). Numbers are the paper's (the reconstruction numbers its
+//! steps differently: its (10), (12), (13), (14), (19) are the paper's (12), (15), (16), (17), (20)).
 //!
 //! With `C` the per-link capacity in packets per second, `RTT` the base round-trip time, `K`
 //! the marking threshold in packets, `N` flows of priority exponent `p` spread evenly over `M`
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn k_bound_by_priority_matches_the_spec_table() {
-        // PDTCP spec §2.1: K / (C·RTT) > 0.238 (p = 0.5), 0.143 (1), 0.080 (2).
+        // PDTCP reconstruction §2.1: K / (C·RTT) > 0.238 (p = 0.5), 0.143 (1), 0.080 (2).
         for (p, want) in [(0.5, 0.2383), (1.0, 0.1429), (2.0, 0.0800)] {
             let b = predict(1.0, 1.0, 1.0, 0.0, p).k_bound;
             assert!((b - want).abs() < 5e-4, "p = {p}: {b}");

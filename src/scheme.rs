@@ -191,7 +191,7 @@ pub const BUNDLES: &[Bundle] = &[
         "deadline-priority DCTCP (p = RD/RA, early flip; PD2TCP in the paper)",
         TransportKind::Pdtcp,
         true,
-        "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [pdtcp spec §1.3]",
+        "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [PDTCP reconstruction §1.3]",
     ),
     tcp(
         "Swift",
@@ -227,7 +227,7 @@ pub const BUNDLES: &[Bundle] = &[
         RdmaHostKind::SinglePath,
         false,
         false,
-        "one QP per host pair [spec §4.1 INF]",
+        "one QP per host pair [GPMP reconstruction §4.1]",
     ),
     rdma(
         "SP-RDMA-perflow",
@@ -235,7 +235,7 @@ pub const BUNDLES: &[Bundle] = &[
         RdmaHostKind::PerMessage,
         false,
         false,
-        "QP per message [spec §4.1]",
+        "QP per message [GPMP reconstruction §4.1]",
     ),
     rdma_cc(
         "DCQCN",
@@ -282,7 +282,7 @@ pub const BUNDLES: &[Bundle] = &[
         RdmaHostKind::Nem,
         false,
         false,
-        "PROXY: NEM not identified; end-host priority separation without slicing [spec §4.3]",
+        "PROXY: NEM not identified; end-host priority separation without slicing [GPMP reconstruction §4.3]",
     ),
     rdma(
         "SRM-like",
@@ -290,7 +290,7 @@ pub const BUNDLES: &[Bundle] = &[
         RdmaHostKind::Srm,
         false,
         false,
-        "PROXY: SRM not identified; chunking + shortest-remaining-first [spec §4.3]",
+        "PROXY: SRM not identified; chunking + shortest-remaining-first [GPMP reconstruction §4.3]",
     ),
     rdma(
         "GPMP",
@@ -298,7 +298,7 @@ pub const BUNDLES: &[Bundle] = &[
         RdmaHostKind::Gpmp,
         true,
         true,
-        "RECONSTRUCTED: slicing S/L, path binding by source port, SP+min-BW token bucket, per-priority DT alphas [spec §2]",
+        "RECONSTRUCTED: slicing S/L, path binding by source port, SP+min-BW token bucket, per-priority DT alphas [GPMP reconstruction §2]",
     ),
     rdma(
         "GPMP-end-only",
@@ -306,7 +306,7 @@ pub const BUNDLES: &[Bundle] = &[
         RdmaHostKind::Gpmp,
         false,
         false,
-        "ablation [spec §4.4 INF]",
+        "ablation [GPMP reconstruction §4.4]",
     ),
     rdma(
         "GPMP-switch-only",
@@ -314,7 +314,7 @@ pub const BUNDLES: &[Bundle] = &[
         RdmaHostKind::SinglePath,
         true,
         true,
-        "ablation [spec §4.4 INF]",
+        "ablation [GPMP reconstruction §4.4]",
     ),
     rdma(
         "MP-RDMA",
@@ -322,7 +322,7 @@ pub const BUNDLES: &[Bundle] = &[
         RdmaHostKind::MpRdma,
         false,
         false,
-        "RECONSTRUCTED from abstract + ns-3 re-implementation; no synchronise, RTO-only recovery [spec §4.2]",
+        "RECONSTRUCTED from abstract + ns-3 re-implementation; no synchronise, RTO-only recovery [GPMP reconstruction §4.2]",
     ),
 ];
 
@@ -340,7 +340,7 @@ pub const SUFFIXES: &[(&str, LbKind, &str, &str)] = &[
         "AM",
         LbKind::Adaptive,
         "PDTCP's adaptive multipath at switches (AM's marking is a no-op without ECN)",
-        "AM with T_am = K on every hop [pdtcp spec §1.1, §10.6]",
+        "AM with T_am = K on every hop [PDTCP reconstruction §1.1, §10.6]",
     ),
     (
         "LetFlow",

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Imports the HPCC ns-3 validation pack (../shared/validation/hpcc-ns3) into the repository:
+"""Imports an HPCC ns-3 validation pack (the reference simulator's configs, flows, paths and
+results; not part of this repository) into the repository:
 
   experiments/validation/flows/<scn>.csv          the flow lists (dcsim CSV, start relative to 0)
   experiments/validation/flows/<scn>.pins.csv     the reference's ECMP paths as `[routing] pin` files
@@ -7,7 +8,7 @@
   tests/data/hpcc-ns3/<cc>/<scn>.csv              the reference's FCTs: flow_id,size_bytes,src,dst,
                                                   ideal_fct_ns,fct_ns[,fct_ns_rng2..5]
 
-Usage: scripts/validation/import_pack.py [PACK]   (default ../shared/validation/hpcc-ns3)
+Usage: scripts/validation/import_pack.py PACK   (the pack's directory)
 
 The experiments reproduce the pack's setup (README "Common setup", "CC configurations", "Model
 facts"): k = 4 fat-tree, 100 Gbps, 1 us links; 1000 B payloads; wire header 48 B plus the CC's
@@ -20,7 +21,9 @@ import csv
 import os
 import sys
 
-PACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "../../../shared/validation/hpcc-ns3")
+if len(sys.argv) != 2:
+    sys.exit("usage: scripts/validation/import_pack.py PACK (the validation pack's directory)")
+PACK = sys.argv[1]
 ROOT = os.path.join(os.path.dirname(__file__), "../..")
 SCENARIOS = ["solo", "incast8", "stagger4", "incast_small", "websearch", "fb_hadoop"]
 POISSON = {"websearch", "fb_hadoop"}

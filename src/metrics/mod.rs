@@ -21,13 +21,13 @@
 //!
 //! **Slowdown** = FCT / ideal FCT (≥ 1 up to rounding on an idle path).
 //!
-//! **Group slowdown** (the contention-aware normalised FCT of PDTCP spec §6): FCT divided by
+//! **Group slowdown** (the contention-aware normalised FCT of PDTCP reconstruction §6): FCT divided by
 //! the ideal FCT of all the bytes of the flow's group (a partition-aggregate query's responses)
 //! sent as one message over the flow's path, i.e. `RTT_base + Σ bytes / C` in the same exact
 //! form; for a flow alone in its group (or in none) it equals the slowdown.
 //!
 //! **Deadline met**: the last byte was received in order no later than start + deadline
-//! (receiver side, PDTCP spec §6); an unfinished flow has missed its deadline.
+//! (receiver side, PDTCP reconstruction §6); an unfinished flow has missed its deadline.
 //!
 //! **Percentiles** are nearest-rank: the p-th percentile of n sorted values is the value at
 //! rank `⌈p·n⌉`.

@@ -7,7 +7,7 @@
 //! * **shared**: one pool of `size` bytes per switch with a Broadcom-style dynamic threshold:
 //!   a queue may hold `reserve` bytes of its own plus at most `T_p = alpha_p · F` shared bytes,
 //!   where `F = size − reserved − headroom − shared occupancy` is the free shared buffer and
-//!   `alpha_p` is configured per priority (GPMP's per-priority thresholds, spec §2.8).
+//!   `alpha_p` is configured per priority (GPMP's per-priority thresholds, GPMP reconstruction §2.8).
 //!
 //! A lossy priority is accounted at its **egress** queue (port, priority) and dropped above its
 //! threshold. A lossless priority (PFC enabled for it) is accounted at its **ingress** counter
@@ -74,11 +74,11 @@ impl<'de> Deserialize<'de> for Headroom {
 pub struct BufferConfig {
     /// `"static"` (per-port drop-tail) or `"shared"` (dynamic threshold). Default `"static"`.
     pub kind: BufferKind,
-    /// Static model: bytes per egress port. Default 150KB (100 × 1500 B, PDTCP spec §3).
+    /// Static model: bytes per egress port. Default 150KB (100 × 1500 B, PDTCP reconstruction §3).
     pub per_port: Bytes,
     /// Static model: ingress XOFF threshold for lossless priorities. Default `per_port / 2`.
     pub pfc_xoff: Option<Bytes>,
-    /// Shared model: total buffer per switch. Default 3MB (GPMP spec §3).
+    /// Shared model: total buffer per switch. Default 3MB (GPMP reconstruction §3).
     pub size: Bytes,
     /// Shared model: dynamic-threshold factor for every priority. Default 0.125 (HPCC).
     pub alpha: f64,

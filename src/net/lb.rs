@@ -7,7 +7,7 @@
 //! * **Spray**: a uniformly random candidate per packet (random packet spraying).
 //! * **Round robin**: the candidates in turn, per switch (ideal even spraying, for the
 //!   PDTCP analysis check).
-//! * **Adaptive** (AM of PDTCP+AM, spec §1.1): each egress port's signal bit is set while its
+//! * **Adaptive** (AM of PDTCP+AM, PDTCP reconstruction §1.1): each egress port's signal bit is set while its
 //!   queue holds fewer than `T_am` bytes (read before the packet is enqueued). Keep the ECMP
 //!   port if its bit is set; else pick uniformly among the candidates whose bit is set; else
 //!   keep the ECMP port and set CE on an ECN-capable packet. Applied literally on every hop,

@@ -125,7 +125,7 @@ pub enum SchedulerConfig {
         #[serde(default = "default_quantum")]
         quantum: Bytes,
     },
-    /// Strict priority with a minimum-bandwidth guarantee per queue (GPMP spec §2.7): queues
+    /// Strict priority with a minimum-bandwidth guarantee per queue (GPMP reconstruction §2.7): queues
     /// `0..strict_top` are served first, strictly; then any queue whose token bucket
     /// (rate `min_rate[i]`, depth `depth`) holds its head packet, lowest index first; then
     /// strict priority over the rest. Queues beyond `min_rate.len()` have no guarantee.

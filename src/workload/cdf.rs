@@ -1,8 +1,8 @@
 //! Empirical flow-size distributions: piecewise-linear CDFs sampled by inverse transform with
-//! linear interpolation between points (the HPCC `traffic_gen` convention, GPMP spec §6).
+//! linear interpolation between points (the HPCC `traffic_gen` convention, GPMP reconstruction §6).
 //!
-//! Built in: `web_search` (DCTCP, SIGCOMM'10, in the HPCC byte form, GPMP spec §7.1),
-//! `data_mining` (VL2, opera-sim digitisation, GPMP spec §7.3), `fb_hadoop` (Facebook's
+//! Built in: `web_search` (DCTCP, SIGCOMM'10, in the HPCC byte form, GPMP reconstruction §7.1),
+//! `data_mining` (VL2, opera-sim digitisation, GPMP reconstruction §7.3), `fb_hadoop` (Facebook's
 //! Hadoop cluster, Roy et al., SIGCOMM'15, as the HPCC ns-3 simulator's
 //! `traffic_gen/FbHdp_distribution.txt`), `ali_storage` (Alibaba's storage cluster, 2019,
 //! the HPCC paper's workload, as that simulator's `traffic_gen/AliStorage2019.txt`) and
@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn data_mining_mean_matches_spec() {
         let c = Cdf::builtin("data_mining").unwrap();
-        // GPMP spec §7.3: mean ≈ 5.04 MB.
+        // GPMP reconstruction §7.3: mean ≈ 5.04 MB.
         assert!((c.mean() / 1e6 - 5.04).abs() < 0.05, "mean {}", c.mean());
     }
 

@@ -5,16 +5,16 @@
 //!
 //! * `poisson`: every host is an independent Poisson source at a target load of its access
 //!   link, `mean inter-arrival = mean_size · 8 / (load · host_rate)` (HPCC `traffic_gen`, GPMP
-//!   spec §6); sizes from an empirical CDF; destinations uniform over the other hosts. The
+//!   reconstruction §6); sizes from an empirical CDF; destinations uniform over the other hosts. The
 //!   superposition is generated directly (total rate × hosts, uniform source), which is the
 //!   same process.
 //! * `csv`: an explicit flow list with the header `flow_id,src,dst,size_bytes,start_ns`
 //!   (optional extra columns `prio`, `deadline_ns`).
 //! * `incast`: `fan_in` synchronised senders to one receiver, once or in bursts.
 //! * `flows`: an inline list, for small examples and tests.
-//! * `partition_aggregate`: queries whose responses share a deadline class (PDTCP spec §5.1),
+//! * `partition_aggregate`: queries whose responses share a deadline class (PDTCP reconstruction §5.1),
 //!   closed loop or Poisson.
-//! * `sequential`: dependent-sequential workflows (PDTCP spec §5.2): each request leaves when
+//! * `sequential`: dependent-sequential workflows (PDTCP reconstruction §5.2): each request leaves when
 //!   the previous response has arrived (flows with `after` start when their group completes).
 //!
 //! Not modelled: open-loop traces with arbitrary dependency graphs, imported flow files of
@@ -265,7 +265,7 @@ pub enum WorkloadConfig {
         #[serde(default)]
         tag: FlowTag,
     },
-    /// Partition-aggregate queries (PDTCP spec §5.1): a random aggregator, `fan_in` responses
+    /// Partition-aggregate queries (PDTCP reconstruction §5.1): a random aggregator, `fan_in` responses
     /// from workers drawn uniformly with replacement among the other hosts, all starting
     /// together, each with a deadline drawn from Exp(`deadline_mean`). Queries follow one
     /// another (the next starts when every response of the previous one has arrived) or, with
@@ -301,7 +301,7 @@ pub enum WorkloadConfig {
         #[serde(default)]
         start: SimTime,
     },
-    /// Dependent-sequential workflows (PDTCP spec §5.2): Poisson arrivals at `rate` per second
+    /// Dependent-sequential workflows (PDTCP reconstruction §5.2): Poisson arrivals at `rate` per second
     /// over the cluster; each workflow has a random front end that issues `requests` requests
     /// in sequence, each to a random server, each answered by a response; request i+1 leaves
     /// when response i has arrived. Responses (tag "workflow") carry a deadline drawn from

@@ -217,9 +217,35 @@ fn every_config_snippet_in_the_docs_validates() {
     let mut failures = Vec::new();
     let mut count = 0;
     for f in markdown_files() {
-        let base = f.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let dir = f.parent().unwrap_or(Path::new(".")).to_path_buf();
         for s in snippets(&f) {
             count += 1;
+            // A snippet headed `# docs/examples/x.toml` is that file, word for word, and its
+            // paths resolve against it.
+            let named = s
+                .toml
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("# "))
+                .and_then(|l| l.split_whitespace().next())
+                .filter(|p| p.ends_with(".toml"));
+            let base = match named {
+                Some(path) => {
+                    match std::fs::read_to_string(path) {
+                        Ok(text) if text.trim_end() == s.toml.trim_end() => {}
+                        Ok(_) => failures.push(format!(
+                            "{}:{}: the snippet names {path}, whose text differs",
+                            s.file, s.line
+                        )),
+                        Err(e) => failures.push(format!(
+                            "{}:{}: the snippet names {path}: {e}",
+                            s.file, s.line
+                        )),
+                    }
+                    Path::new(path).parent().unwrap().to_path_buf()
+                }
+                None => dir.clone(),
+            };
             if let Err(e) = check(&s, &base) {
                 failures.push(format!("{}:{}: {e}\n{}", s.file, s.line, s.toml));
             }
@@ -271,4 +297,105 @@ fn the_snippet_scanner_finds_each_kind() {
         .collect();
     assert_eq!(bad, [0, 5]);
     assert_eq!(s[1].line, 16);
+}
+
+/// Every file of the repository a reader is handed: docs, sources, experiments, scripts.
+fn repository_text_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = rd.map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with('.') || name == "target" || name == "__pycache__" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(&p, out);
+            } else if ["md", "rs", "toml", "py", "sh", "cff", "txt", "cm"]
+                .iter()
+                .any(|e| p.extension().is_some_and(|x| x == *e))
+            {
+                out.push(p);
+            }
+        }
+    }
+    let mut v = vec![
+        PathBuf::from("README.md"),
+        PathBuf::from("CHANGELOG.md"),
+        PathBuf::from("Cargo.toml"),
+        PathBuf::from("build.rs"),
+    ];
+    for d in [
+        "docs",
+        "src",
+        "experiments",
+        "scripts",
+        "python",
+        "tests",
+        ".ci",
+    ] {
+        walk(Path::new(d), &mut v);
+    }
+    v
+}
+
+#[test]
+fn no_doc_or_source_points_outside_the_repository() {
+    let mut bad = Vec::new();
+    // Spelled in two pieces so that this file does not match itself.
+    let outside = format!("../{}", "shared");
+    let files = repository_text_files();
+    assert!(files.len() > 100, "only {} files found", files.len());
+    let root = std::fs::canonicalize(".").unwrap();
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            if line.contains(&outside) {
+                bad.push(format!(
+                    "{}:{}: names {outside}: {line}",
+                    f.display(),
+                    i + 1
+                ));
+            }
+        }
+        if f.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        // Markdown links: relative targets must exist inside the repository.
+        let dir = f.parent().unwrap_or(Path::new("."));
+        for (i, line) in text.lines().enumerate() {
+            let mut rest = line;
+            while let Some(at) = rest.find("](") {
+                rest = &rest[at + 2..];
+                let Some(end) = rest.find(')') else { break };
+                let target = &rest[..end];
+                rest = &rest[end..];
+                let path = target.split('#').next().unwrap_or("");
+                if path.is_empty() || path.contains("://") || path.starts_with("mailto:") {
+                    continue;
+                }
+                let full = dir.join(path);
+                match std::fs::canonicalize(&full) {
+                    Ok(c) if c.starts_with(&root) => {}
+                    Ok(c) => bad.push(format!(
+                        "{}:{}: link {target} leaves the repository ({})",
+                        f.display(),
+                        i + 1,
+                        c.display()
+                    )),
+                    Err(_) => bad.push(format!(
+                        "{}:{}: link {target} names no file of the repository",
+                        f.display(),
+                        i + 1
+                    )),
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -1,4 +1,4 @@
-//! D2TCP (Vamanan et al., SIGCOMM 2012; PDTCP spec §1.4): DCTCP with a deadline-aware penalty.
+//! D2TCP (Vamanan et al., SIGCOMM 2012; PDTCP reconstruction §1.4): DCTCP with a deadline-aware penalty.
 //!
 //! Modelled: DCTCP's `alpha` ([`super::dctcp`]) and, on an ECN echo, `cwnd ← cwnd·(1 − P/2)`
 //! with `P = alpha^d`, `d = clip(Tc/D, 0.5, 2)`: `Tc = B·RTT/(0.75·W)` is the time the flow

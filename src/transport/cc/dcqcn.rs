@@ -1,5 +1,5 @@
 //! DCQCN rate control (Zhu et al., SIGCOMM 2015), Mellanox variant as modelled by the HPCC
-//! ns-3 simulator (`rdma-hw.cc`; GPMP spec §5.1).
+//! ns-3 simulator (`rdma-hw.cc`; GPMP reconstruction §5.1).
 //!
 //! Per queue pair: a current rate `R_C`, a target rate `R_T` and the congestion estimate
 //! `alpha`. On the first CNP alpha becomes 1, `R_T = R_C = rate_on_first_cnp · R_C`, and three
@@ -47,7 +47,7 @@ pub struct DcqcnParams {
 }
 
 impl DcqcnParams {
-    /// HPCC `run.py` profile "dcqcn" at link rate `bw_gbps` (GPMP spec §3): g = 1/256,
+    /// HPCC `run.py` profile "dcqcn" at link rate `bw_gbps` (GPMP reconstruction §3): g = 1/256,
     /// t_alpha 1 us, t_dec 4 us, t_inc 300 us, R_AI = 5·bw/25 Mb/s, R_HAI = 50·bw/25 Mb/s, min
     /// rate 1 Gb/s, F = 1, rate on first CNP 1.0, no target clamping.
     pub fn hpcc_dcqcn(bw_gbps: f64) -> Self {

@@ -1,4 +1,4 @@
-//! DCTCP (Alizadeh et al., SIGCOMM 2010; PDTCP spec §1.2).
+//! DCTCP (Alizadeh et al., SIGCOMM 2010; PDTCP reconstruction §1.2).
 //!
 //! Modelled: the sender's estimate of the fraction of marked bytes,
 //! `alpha ← (1 − g)·alpha + g·F`, updated once per window of data, where `F` = marked bytes /

@@ -1,4 +1,4 @@
-//! PDTCP (PDTCP spec §1.3, reconstructed): DCTCP with a deadline-priority penalty.
+//! PDTCP (PDTCP reconstruction §1.3, reconstructed): DCTCP with a deadline-priority penalty.
 //!
 //! Modelled: DCTCP's `alpha` ([`super::dctcp`]) and, on an ECN echo, `cwnd ← cwnd·(1 − P/2)`
 //! with `P = alpha^p`. The priority exponent `p = clip(RD/RA, 0.5, 2)` compares the rate the
@@ -9,8 +9,8 @@
 //! Alternatives (switchable, [`ExponentPolicy`]): D2TCP's `Tc/D`, or `RD/C_host`; a fixed `p`
 //! for the analysis check.
 //!
-//! Not modelled: anything of PDTCP the spec could not reconstruct from the paper (see
-//! `docs/reproduction/pdtcp.md`).
+//! Not modelled: anything of PDTCP the reconstruction could not recover from the paper (see
+//! `docs/reconstruction/pdtcp.md` and `docs/reproduction/pdtcp.md`).
 
 use super::d2tcp::{clip, tc_over_d};
 use super::dctcp::{AlphaEstimator, penalty};
@@ -18,7 +18,7 @@ use super::{AckFeedback, FlowCtx, SenderView, WindowCc};
 use crate::units::SimTime;
 use serde::Serialize;
 
-/// How PDTCP computes its priority exponent (spec §1.3; the alternatives are switchable).
+/// How PDTCP computes its priority exponent (PDTCP reconstruction §1.3; the alternatives are switchable).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum ExponentPolicy {

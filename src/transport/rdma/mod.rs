@@ -6,7 +6,7 @@
 //! ([`mprdma::MpQp`]). The decisions of the host message schedulers live in [`sched`]; this
 //! module carries them out (creates queue pairs, posts work, wakes queue pairs).
 //!
-//! Host schedulers ([`HostSched`]), one per scheme family (GPMP spec §2 and §4):
+//! Host schedulers ([`HostSched`]), one per scheme family (GPMP reconstruction §2 and §4):
 //!
 //! * `single_path`: one queue pair per host pair, every message FIFO in it (SP-RDMA; also the
 //!   host of the GPMP switch-only ablation, which marks each message's packets with its class
@@ -27,7 +27,7 @@
 //!
 //! A message is short when its transmission time at the host line rate is below the
 //! threshold (`size < short_threshold` bytes). Its FCT runs from its arrival at the sender to
-//! the ACK of its last byte (HPCC convention, GPMP spec §5.8).
+//! the ACK of its last byte (HPCC convention, GPMP reconstruction §5.8).
 //!
 //! Not modelled: connection setup, QP context caching on the NIC, the receiver's memory.
 

@@ -1,4 +1,4 @@
-//! MP-RDMA (Lu et al., NSDI 2018 / ToN 2019) as reconstructed in GPMP spec §4.2 from the
+//! MP-RDMA (Lu et al., NSDI 2018 / ToN 2019) as reconstructed in GPMP reconstruction §4.2 from the
 //! paper's abstract and an HPCC-based ns-3 re-implementation.
 //!
 //! One connection per host pair, one congestion window (in packets, a float) for all paths:
@@ -34,7 +34,7 @@ use crate::units::SimTime;
 use serde::Serialize;
 use std::collections::VecDeque;
 
-/// MP-RDMA parameters (GPMP spec §9 item 14).
+/// MP-RDMA parameters (GPMP reconstruction §9 item 14).
 #[derive(Clone, Debug, Serialize)]
 pub struct MpParams {
     /// Out-of-order tolerance Δ in packets. Default 32.

@@ -1,5 +1,5 @@
 //! RoCEv2 reliable-connection queue pairs: work requests, go-back-N loss recovery with NACKs
-//! and a retransmission timeout, per-packet acknowledgements (GPMP spec §5.4, HPCC ns-3
+//! and a retransmission timeout, per-packet acknowledgements (GPMP reconstruction §5.4, HPCC ns-3
 //! semantics), paced by a rate controller per queue pair (`transport::cc::RateCc`: DCQCN, or
 //! none for line rate).
 //!

@@ -31,7 +31,7 @@ pub enum HostSched {
 }
 
 /// The per-pair rotation of GPMP's path binding: low-priority QP `k` of pair `(src, dst)` is
-/// bound to uplink `(k + path_offset) mod uplinks` [our choice; the spec binds QP k to uplink
+/// bound to uplink `(k + path_offset) mod uplinks` [our choice; GPMP reconstruction §2.3 binds QP k to uplink
 /// k for every pair, which with fewer QPs than uplinks would leave uplinks unused].
 pub fn path_offset(src: u32, dst: u32, n_up: usize) -> usize {
     (crate::engine::rng::mix64((src as u64) << 32 | dst as u64) % n_up.max(1) as u64) as usize
