@@ -103,8 +103,49 @@ pub enum Cmd {
     },
     /// List the built-in schemes.
     Schemes,
-    /// Print the embedded default experiment.
-    DefaultConfig,
+    /// Print a starting-point experiment: the embedded default (TCP against DCTCP), or a
+    /// template.
+    DefaultConfig {
+        /// `tcp` (the default experiment), `rdma` (DCQCN, HPCC and rate-based DCTCP at 100
+        /// Gbps, incast over background), `gpmp` (the GPMP load experiment) or `pdtcp` (the
+        /// PDTCP partition-aggregate experiment).
+        #[arg(long, default_value = "tcp")]
+        template: String,
+    },
+}
+
+/// The experiments `dcsim default-config --template` prints.
+pub const TEMPLATES: &[(&str, &str)] = &[
+    ("tcp", DEFAULT_CONFIG),
+    ("rdma", include_str!("../experiments/templates/rdma.toml")),
+    ("gpmp", include_str!("../experiments/gpmp/load.toml")),
+    (
+        "pdtcp",
+        include_str!("../experiments/pdtcp/partition_aggregate.toml"),
+    ),
+];
+
+/// One line per scheme that takes its transport's defaults for keys `c` does not set.
+pub fn transport_default_lines(c: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in &c.schemes {
+        let Some(s) = crate::scheme::Scheme::builtin(name) else {
+            continue;
+        };
+        let used: Vec<String> = c
+            .transport_defaults(&s)
+            .into_iter()
+            .filter(|d| !c.explicit.covers(d.key))
+            .map(|d| format!("{} = {}", d.key, d.value))
+            .collect();
+        if !used.is_empty() {
+            out.push(format!(
+                "{name} takes its transport's defaults (README, Defaults per transport): {}",
+                used.join(", ")
+            ));
+        }
+    }
+    out
 }
 
 pub fn main() -> Result<()> {
@@ -170,6 +211,9 @@ pub fn main() -> Result<()> {
                 runs.len() / (c.schemes.len() * c.seeds as usize),
                 runs.len()
             );
+            for line in transport_default_lines(&c) {
+                println!("{line}");
+            }
             let refs: Vec<&experiment::RunPlan> = runs.iter().collect();
             let parallel = rayon::current_num_threads().min(runs.len()).max(1);
             let work = announce_work(&refs, &base, parallel, &config.display().to_string());
@@ -212,8 +256,15 @@ pub fn main() -> Result<()> {
             }
             Ok(())
         }
-        Cmd::DefaultConfig => {
-            print!("{DEFAULT_CONFIG}");
+        Cmd::DefaultConfig { template } => {
+            let Some((_, text)) = TEMPLATES.iter().find(|(n, _)| *n == template) else {
+                let names: Vec<&str> = TEMPLATES.iter().map(|(n, _)| *n).collect();
+                bail!(
+                    "--template {template}: not a template; the templates are {}",
+                    names.join(", ")
+                );
+            };
+            print!("{text}");
             Ok(())
         }
     }
@@ -412,6 +463,11 @@ pub fn run_experiment(
     let work = announce_work(&plans, base, parallel, file);
     if !quiet && let Some(line) = &work.line {
         eprintln!("{line}");
+    }
+    if !quiet {
+        for line in transport_default_lines(cfg) {
+            eprintln!("{line}");
+        }
     }
     if let Some(limit) = crate::budget::available() {
         for p in &plans {

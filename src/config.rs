@@ -454,6 +454,10 @@ pub struct Config {
     /// `--set key=value` overrides applied on the command line, as given (for the manifest).
     #[serde(skip)]
     pub overrides: Vec<String>,
+    /// The keys the experiment sets itself (file, `--set`, sweep axes): the others take the
+    /// defaults of the transport of each scheme ([`Config::for_scheme`]).
+    #[serde(skip)]
+    pub explicit: ExplicitKeys,
     /// Experiment name; results go to `<output_dir>/<name>/`. Letters, digits, `-`, `_`, `.`.
     /// Default "experiment".
     #[serde(default = "d_name")]
@@ -550,6 +554,10 @@ pub struct Config {
     /// Figures drawn after the runs.
     #[serde(default)]
     pub plot: Vec<crate::plot::spec::PlotSpec>,
+    /// `[per_scheme.<scheme>]`: end-host and switch keys that differ for one scheme (see
+    /// [`Config::for_scheme`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub per_scheme: std::collections::BTreeMap<String, toml::Table>,
 }
 
 /// DCQCN parameter profile.
@@ -912,6 +920,9 @@ impl Default for MpRdmaConfig {
 
 pub use crate::scheme::{RdmaHostKind, Scheme, TransportKind};
 
+mod per_scheme;
+pub use per_scheme::{ExplicitKeys, PER_SCHEME_SECTIONS, TransportDefault};
+
 /// Inserts the default `kind` into `[topology]`, `[workload]` and `[[workload.parts]]` tables
 /// that do not set one (`leaf_spine`, `poisson`), so that every key is optional and an error
 /// elsewhere in the table is reported as itself. Returns the text and the (1-based, patched)
@@ -1019,7 +1030,7 @@ impl Config {
 
     fn parse_raw(text: &str, file: &str) -> Result<Config, ConfigError> {
         let (patched, inserted) = default_kinds(text);
-        toml::from_str::<Config>(&patched).map_err(|e| {
+        let mut c = toml::from_str::<Config>(&patched).map_err(|e| {
             let msg = e.message().to_string();
             let loc = e
                 .span()
@@ -1036,7 +1047,11 @@ impl Config {
                 key: String::new(),
                 msg: format!("{loc}{msg}"),
             }
-        })
+        })?;
+        if let Ok(t) = toml::from_str::<toml::Table>(text) {
+            c.explicit = ExplicitKeys::of(&t);
+        }
+        Ok(c)
     }
 
     /// Reads and validates a config file.
@@ -1140,8 +1155,60 @@ impl Config {
         c
     }
 
-    /// Checks every range and cross-field constraint.
+    /// Checks every range and cross-field constraint, for each scheme on the config it runs
+    /// with ([`Config::for_scheme`]: its transport's defaults and `[per_scheme]`).
     pub fn validate(&self, file: &str, base: &Path) -> Result<(), ConfigError> {
+        if self.schemes.iter().any(|s| Scheme::builtin(s).is_none()) || self.schemes.is_empty() {
+            // Names the bad scheme (or the empty list) with the usual message.
+            return self.validate_for(file, base, &self.schemes);
+        }
+        self.check_per_scheme(file)?;
+        // The transport defaults read the host rate, which a topology file gives.
+        self.topology
+            .load_file(base)
+            .map_err(|(k, m)| ConfigError {
+                file: file.to_string(),
+                key: format!("topology.{k}"),
+                msg: m,
+            })?;
+        // Schemes whose configs come out equal are checked together, once.
+        let mut groups: Vec<(Config, Vec<String>)> = Vec::new();
+        for name in &self.schemes {
+            let scheme = Scheme::builtin(name).expect("checked above");
+            let c = self.for_scheme(name, &scheme, file)?;
+            match groups.iter_mut().find(|(g, _)| *g == c) {
+                Some((_, names)) => names.push(name.clone()),
+                None => groups.push((c, vec![name.clone()])),
+            }
+        }
+        let mut plain = self.clone();
+        plain.per_scheme.clear();
+        for (c, names) in &groups {
+            c.validate_for(file, base, names).map_err(|e| {
+                if *c == plain {
+                    e
+                } else {
+                    ConfigError {
+                        msg: format!(
+                            "{} (scheme {}, with its transport's defaults{})",
+                            e.msg,
+                            names.join(", "),
+                            if names.iter().any(|n| self.per_scheme.contains_key(n)) {
+                                " and [per_scheme]"
+                            } else {
+                                ""
+                            }
+                        ),
+                        ..e
+                    }
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// [`Config::validate`] of this config as it stands, the per-scheme checks for `schemes`.
+    fn validate_for(&self, file: &str, base: &Path, schemes: &[String]) -> Result<(), ConfigError> {
         let err = |key: &str, msg: String| ConfigError {
             file: file.to_string(),
             key: key.to_string(),
@@ -1246,7 +1313,7 @@ impl Config {
         }
         let max_prio = self.workload.max_prio(self.topology.n_hosts(), base);
         // Buffers that can hold what they promise, for the switch every scheme runs with.
-        for name in &self.schemes {
+        for name in schemes {
             if let Some(scheme) = Scheme::builtin(name) {
                 if let Some(p) = max_prio {
                     let nq = self.switch_for(&scheme).queues;
@@ -1651,7 +1718,7 @@ impl Config {
             _ => {}
         }
         if self.nic.qdisc == Qdisc::Fifo
-            && let Some(name) = self.schemes.iter().find(|n| {
+            && let Some(name) = schemes.iter().find(|n| {
                 Scheme::builtin(n)
                     .is_some_and(|s| s.transport == TransportKind::Rdma || s.transport.is_pfabric())
             })
@@ -1681,7 +1748,7 @@ impl Config {
         let frame = self.packet.mss.0 + self.packet.header.0;
         if let Some(a) = self.rdma.ack_size
             && a.0 > frame
-            && let Some(name) = self.schemes.iter().find(|n| {
+            && let Some(name) = schemes.iter().find(|n| {
                 Scheme::builtin(n).is_some_and(|sc| {
                     sc.transport == TransportKind::Rdma && self.switch_for(&sc).pfc.enabled
                 })
@@ -1748,8 +1815,7 @@ impl Config {
                 ),
             ));
         }
-        let rdma_schemes = self
-            .schemes
+        let rdma_schemes = schemes
             .iter()
             .filter(|s| Scheme::builtin(s).is_some_and(|s| s.transport == TransportKind::Rdma))
             .count();
@@ -2146,6 +2212,13 @@ impl Config {
                 ..e
             }
         })?;
+        // The generated text holds every value; what the experiment set is its own keys and
+        // the axes.
+        let mut c = c;
+        c.explicit = cfg.explicit.clone();
+        for a in &cfg.sweep.axes {
+            c.explicit.insert(&a.key);
+        }
         Ok(c)
     }
 

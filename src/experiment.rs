@@ -32,15 +32,20 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
-    /// A run of `scheme` at `seed` under `cfg` (no sweep).
+    /// A run of `scheme` at `seed` under `cfg` (no sweep), on the config the scheme runs with
+    /// ([`Config::for_scheme`]; `cfg` must be valid).
     pub fn single(cfg: &Config, scheme: &str, seed: u64) -> RunPlan {
+        let s = Scheme::builtin(scheme).expect("known scheme");
+        let config = cfg
+            .for_scheme(scheme, &s, "<config>")
+            .unwrap_or_else(|e| panic!("a validated config resolves: {e}"));
         RunPlan {
             id: format!("{scheme}-s{seed}"),
-            scheme: Scheme::builtin(scheme).expect("known scheme"),
+            scheme: s,
             seed,
             axes: Vec::new(),
-            config: cfg.clone(),
-            identity: crate::provenance::run_identity(cfg, scheme, seed, Path::new(".")),
+            identity: crate::provenance::run_identity(&config, scheme, seed, Path::new(".")),
+            config,
         }
     }
 
@@ -128,6 +133,7 @@ pub fn plan(
             .collect();
         for s in &cfg.schemes {
             let scheme = Scheme::builtin(s).expect("validated scheme");
+            let scheme_cfg = run_cfg.for_scheme(s, &scheme, file)?;
             for k in 0..cfg.seeds as u64 {
                 let seed = cfg.seed + k;
                 let id = format!("{s}{tag}-s{seed}");
@@ -145,8 +151,8 @@ pub fn plan(
                     scheme: scheme.clone(),
                     seed,
                     axes: axes.clone(),
-                    identity: crate::provenance::run_identity(&run_cfg, s, seed, base),
-                    config: run_cfg.clone(),
+                    identity: crate::provenance::run_identity(&scheme_cfg, s, seed, base),
+                    config: scheme_cfg.clone(),
                 });
             }
         }

@@ -115,6 +115,7 @@ pub fn run_identity(cfg: &Config, scheme: &str, seed: u64, base: &Path) -> RunId
     c.schemes = Vec::new();
     c.sweep = Default::default();
     c.plot = Vec::new();
+    c.per_scheme = Default::default();
     let mut inputs = BTreeMap::new();
     for f in cfg
         .workload

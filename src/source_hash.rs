@@ -22,6 +22,9 @@ pub const ROOTS: &[&str] = &[
     "Cargo.lock",
     "experiments/default.toml",
     "experiments/bench_fat_tree.toml",
+    "experiments/templates",
+    "experiments/gpmp/load.toml",
+    "experiments/pdtcp/partition_aggregate.toml",
 ];
 
 fn collect(root: &Path, rel: &str, out: &mut Vec<String>) -> std::io::Result<()> {
@@ -72,7 +75,13 @@ mod tests {
 
     fn tree(dir: &Path) {
         std::fs::create_dir_all(dir.join("src/sub")).unwrap();
-        std::fs::create_dir_all(dir.join("experiments")).unwrap();
+        for d in [
+            "experiments/templates",
+            "experiments/gpmp",
+            "experiments/pdtcp",
+        ] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
         for (f, t) in [
             ("src/a.rs", "a"),
             ("src/sub/b.rs", "b"),
@@ -81,6 +90,9 @@ mod tests {
             ("Cargo.lock", ""),
             ("experiments/default.toml", "d"),
             ("experiments/bench_fat_tree.toml", "f"),
+            ("experiments/templates/rdma.toml", "r"),
+            ("experiments/gpmp/load.toml", "g"),
+            ("experiments/pdtcp/partition_aggregate.toml", "p"),
         ] {
             std::fs::write(dir.join(f), t).unwrap();
         }

@@ -50,7 +50,7 @@ fn run_with_edit(
         file.display()
     ));
     let p = plan(&c, "DCTCP", 1);
-    let mut sim = experiment::build_sim(&c, Path::new("."), &p).expect("builds");
+    let mut sim = experiment::build_sim(&p.config, Path::new("."), &p).expect("builds");
     assert!(sim.retiring(), "the file is streamed");
     assert!(
         sim.run_until(SimTime::from_ns(n as u64 * 250)).is_none(),
@@ -138,13 +138,13 @@ fn a_flow_list_edited_before_the_run_ends_fails_it() {
         f.display()
     ));
     let p = plan(&c, "DCTCP", 1);
-    let mut sim = experiment::build_sim(&c, Path::new("."), &p).expect("builds");
+    let mut sim = experiment::build_sim(&p.config, Path::new("."), &p).expect("builds");
     sim.run();
     dcsim::provenance::inputs_unchanged(Path::new("."), &p.identity).expect("unchanged");
     std::fs::write(&f, text.replace("100000", "200000")).unwrap();
     let e = dcsim::provenance::inputs_unchanged(Path::new("."), &p.identity).unwrap_err();
     assert!(e.contains("flows.json") && e.contains("changed"), "{e}");
     // And `execute` (what `dcsim run` calls) refuses a file changed since it was planned.
-    let e = experiment::execute(&c, Path::new("."), &p).unwrap_err();
+    let e = experiment::execute(&p.config, Path::new("."), &p).unwrap_err();
     assert!(e.contains("changed"), "{e}");
 }

@@ -758,3 +758,85 @@ fn plot_without_figures_says_so_and_schemes_marks_fixed_balancers_once() {
     assert!(o.status.success());
     assert_eq!(out.matches("load balancer)").count(), 1, "{out}");
 }
+
+#[test]
+fn templates_validate_and_rdma_schemes_run_with_their_transports_defaults() {
+    let tmp = tempfile::tempdir().unwrap();
+    for t in ["tcp", "rdma", "gpmp", "pdtcp"] {
+        let o = dcsim(&["default-config", "--template", t], tmp.path());
+        assert!(o.status.success(), "{t}: {}", stderr(&o));
+        let file = format!("{t}.toml");
+        std::fs::write(tmp.path().join(&file), &o.stdout).unwrap();
+        let v = dcsim(&["validate", &file], tmp.path());
+        assert!(v.status.success(), "template {t}: {}", stderr(&v));
+    }
+    let o = dcsim(&["default-config", "--template", "rmda"], tmp.path());
+    assert!(!o.status.success() && stderr(&o).contains("tcp, rdma, gpmp, pdtcp"));
+    // validate says which defaults each scheme takes, and none the file sets.
+    let v = dcsim(&["validate", "rdma.toml"], tmp.path());
+    let out = String::from_utf8_lossy(&v.stdout).to_string();
+    assert!(
+        out.contains("HPCC takes its transport's defaults")
+            && out.contains("packet.header = \"124B\"")
+            && out.contains("packet.header = \"82B\""),
+        "{out}"
+    );
+    std::fs::write(
+        tmp.path().join("own.toml"),
+        "schemes = [\"DCQCN\"]\n[packet]\nheader = \"90B\"\n[rdma]\nrto = \"1ms\"\n",
+    )
+    .unwrap();
+    let v = dcsim(&["validate", "own.toml"], tmp.path());
+    let out = String::from_utf8_lossy(&v.stdout).to_string();
+    assert!(
+        out.contains("packet.mss") && !out.contains("packet.header"),
+        "{out}"
+    );
+    // The runs: HPCC's packets carry its telemetry, DCQCN's do not, the template's
+    // [per_scheme.HPCC] applies to HPCC only, TCP's defaults are untouched.
+    let r = dcsim(&["run", "rdma.toml", "--smoke", "-q"], tmp.path());
+    assert!(r.status.success(), "{}", stderr(&r));
+    let cfg = |run: &str| -> serde_json::Value {
+        let m: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                tmp.path()
+                    .join(format!("results/rdma-smoke/{run}/manifest.json")),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        m["identity"]["config"].clone()
+    };
+    let (d, h) = (cfg("DCQCN-s1"), cfg("HPCC-s1"));
+    assert_eq!(d["packet"]["header"], "82B");
+    assert_eq!(h["packet"]["header"], "124B");
+    assert_eq!(d["switch"]["ecn"]["kind"], "red");
+    assert_eq!(d["switch"]["buffer"]["kind"], "shared");
+    assert_eq!(d["switch"]["pfc"]["enabled"], true);
+    assert!(d.get("per_scheme").is_none() && h.get("per_scheme").is_none());
+    let r = dcsim(
+        &[
+            "run",
+            "tcp.toml",
+            "--smoke",
+            "-q",
+            "--set",
+            "schemes=[\"DCTCP\"]",
+        ],
+        tmp.path(),
+    );
+    assert!(r.status.success(), "{}", stderr(&r));
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            tmp.path()
+                .join("results/default-smoke/DCTCP-s1/manifest.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(m["identity"]["config"]["packet"]["header"], "78B");
+    assert_eq!(
+        m["identity"]["config"]["switch"]["buffer"]["kind"],
+        "static"
+    );
+}

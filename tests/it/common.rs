@@ -26,19 +26,22 @@ pub fn plan(c: &Config, scheme: &str, seed: u64) -> RunPlan {
 /// Builds the simulation of `scheme` under `c`, keeping every flow and message (tests read
 /// its state by index; `run` releases them as a run does).
 pub fn sim(c: &Config, scheme: &str) -> Sim {
-    experiment::build_sim_with(c, Path::new("."), &plan(c, scheme, c.seed), false).expect("builds")
+    let p = plan(c, scheme, c.seed);
+    experiment::build_sim_with(&p.config, Path::new("."), &p, false).expect("builds")
 }
 
 /// Runs `scheme` under `c` to the end and checks byte conservation.
 pub fn run(c: &Config, scheme: &str) -> RunResult {
-    let r = experiment::execute(c, Path::new("."), &plan(c, scheme, c.seed)).expect("runs");
+    let p = plan(c, scheme, c.seed);
+    let r = experiment::execute(&p.config, Path::new("."), &p).expect("runs");
     assert_conserved(&r);
     r
 }
 
 /// Collects a run driven by hand and checks conservation.
 pub fn collect(s: &Sim, c: &Config, scheme: &str, reason: dcsim::sim::EndReason) -> RunResult {
-    let r = experiment::collect(s, reason, plan(c, scheme, c.seed), c, Instant::now());
+    let p = plan(c, scheme, c.seed);
+    let r = experiment::collect(s, reason, p.clone(), &p.config, Instant::now());
     assert_conserved(&r);
     r
 }

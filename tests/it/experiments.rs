@@ -171,7 +171,7 @@ fn am_decisions_are_counted_and_fh_only_hashes() {
     let base = Path::new(".");
     let run = |scheme: &str| {
         let p = dcsim::experiment::RunPlan::single(&c, scheme, 1);
-        dcsim::experiment::execute(&c, base, &p).unwrap()
+        dcsim::experiment::execute(&p.config, base, &p).unwrap()
     };
     let am = run("PDTCP+AM");
     let fh = run("PDTCP+FH");

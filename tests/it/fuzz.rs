@@ -156,7 +156,7 @@ fn top_level() -> impl Strategy<Value = String> {
 fn run_bounded(c: &Config) {
     for scheme in &c.schemes {
         let plan = dcsim::experiment::RunPlan::single(c, scheme, c.seed);
-        let Ok(mut sim) = dcsim::experiment::build_sim(c, Path::new("."), &plan) else {
+        let Ok(mut sim) = dcsim::experiment::build_sim(&plan.config, Path::new("."), &plan) else {
             continue; // refused at build (e.g. a workload that cannot be placed): an error, fine
         };
         let mut t = dcsim::units::SimTime::ZERO;
@@ -171,7 +171,13 @@ fn run_bounded(c: &Config) {
             }
         }
         let reason = reason.unwrap_or(dcsim::sim::EndReason::StopTime);
-        let r = dcsim::experiment::collect(&sim, reason, plan, c, std::time::Instant::now());
+        let r = dcsim::experiment::collect(
+            &sim,
+            reason,
+            plan.clone(),
+            &plan.config,
+            std::time::Instant::now(),
+        );
         assert_conserved(&r);
     }
 }

@@ -252,7 +252,7 @@ fn lossy_go_back_n_recovers_every_message() {
     // timeout delivers everything anyway.
     let c = cfg("schemes = [\"SP-RDMA\"]\n\
         [topology]\nkind = \"leaf_spine\"\n\
-        [switch]\nqueues = 3\nbuffer = { kind = \"static\", per_port = \"60KB\" }\n\
+        [switch]\nqueues = 3\nbuffer = { kind = \"static\", per_port = \"60KB\" }\npfc = { enabled = false }\n\
         ecn = { kind = \"red\", kmin = \"40KB\", kmax = \"160KB\", pmax = 0.2, at = \"dequeue\" }\n\
         [rdma]\nrto = \"200us\"\n\
         [packet]\nmss = \"1000B\"\nheader = \"82B\"\n\
@@ -274,7 +274,7 @@ fn irn_recovers_a_lossy_incast_resending_little_more_than_it_lost() {
     // lost; go-back-N (DCQCN with the same timeout) resends everything behind each hole.
     let c = cfg("schemes = [\"IRN\"]\n\
         [topology]\nkind = \"leaf_spine\"\n\
-        [switch]\nqueues = 3\nbuffer = { kind = \"static\", per_port = \"60KB\" }\n\
+        [switch]\nqueues = 3\nbuffer = { kind = \"static\", per_port = \"60KB\" }\npfc = { enabled = false }\n\
         ecn = { kind = \"red\", kmin = \"40KB\", kmax = \"160KB\", pmax = 0.2, at = \"dequeue\" }\n\
         [rdma]\nrto = \"320us\"\n\
         [packet]\nmss = \"1000B\"\nheader = \"82B\"\n\

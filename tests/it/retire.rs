@@ -28,9 +28,10 @@ fn run(
     spill: Option<(&Path, usize)>,
 ) -> (experiment::RunResult, usize) {
     let plan = crate::common::plan(c, scheme, c.seed);
-    let mut sim: Sim = experiment::build_sim_with(c, Path::new("."), &plan, retire).unwrap();
+    let mut sim: Sim =
+        experiment::build_sim_with(&plan.config, Path::new("."), &plan, retire).unwrap();
     assert_eq!(sim.retiring(), retire);
-    let mut rec = Recorder::new(&sim, &plan, c);
+    let mut rec = Recorder::new(&sim, &plan, &plan.config);
     if let Some((dir, rows)) = spill {
         rec.spill_to(dir.to_path_buf(), &plan.id, rows);
     }
@@ -43,7 +44,15 @@ fn run(
         },
     );
     let slots = sim.flows.len();
-    let r = experiment::collect_with(&sim, rec, reason, plan, c, Instant::now()).unwrap();
+    let r = experiment::collect_with(
+        &sim,
+        rec,
+        reason,
+        plan.clone(),
+        &plan.config,
+        Instant::now(),
+    )
+    .unwrap();
     assert!(r.conservation.holds(), "{:?}", r.conservation);
     (r, slots)
 }
@@ -158,6 +167,7 @@ fn rdma_config() -> dcsim::config::Config {
         "name = \"retire-rdma\"\nseed = 5\nschemes = [\"DCQCN\"]\n\
          [topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\nlink_delay = \"1us\"\n\
          [switch.buffer]\nkind = \"static\"\nper_port = \"30KB\"\n\
+         [switch.pfc]\nenabled = false\n\
          [packet]\nmss = \"1000B\"\n\
          [rdma]\nrto = \"20us\"\n\
          [workload]\nkind = \"poisson\"\nsize_cdf = \"google_rpc\"\nload = 0.6\nflows = 1200\n",

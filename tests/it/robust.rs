@@ -590,7 +590,10 @@ fn configurations_that_cannot_make_progress_are_rejected() {
             "topology.host_rate",
         ),
         // RDMA on a lossy fabric without a timeout (used to strand messages, exit 0).
-        ("schemes = [\"GPMP\"]\n", "rdma.rto"),
+        (
+            "schemes = [\"GPMP\"]\n[switch.pfc]\nenabled = false\n",
+            "rdma.rto",
+        ),
         // A tag no workload part has (used to end after one flow).
         (
             "end_when = \"query\"\n[workload]\nkind = \"poisson\"\n",
@@ -782,7 +785,9 @@ fn the_work_estimate_brackets_what_runs_make() {
     ];
     for (scheme, text) in cases {
         let c = cfg(&format!("schemes = [\"{scheme}\"]\n{text}"));
-        let w = dcsim::work::estimate(&c, std::path::Path::new(".")).expect("an estimate");
+        // On the config the scheme runs with (its transport's packet size), as `dcsim` does.
+        let p = crate::common::plan(&c, scheme, 1);
+        let w = dcsim::work::estimate(&p.config, std::path::Path::new(".")).expect("an estimate");
         let r = crate::common::run(&c, scheme);
         let hops = r.totals.packet_hops as f64;
         assert!(

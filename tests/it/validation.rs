@@ -91,7 +91,7 @@ fn dcsim(cc: &str, scn: &str, seeds: u32, mode: Mode) -> BTreeMap<u32, Vec<f64>>
     let mut out: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for seed in 1..=seeds as u64 {
         let plan = RunPlan::single(&c, &scheme, seed);
-        let r = experiment::execute(&c, &base, &plan).unwrap_or_else(|e| panic!("{e}"));
+        let r = experiment::execute(&plan.config, &base, &plan).unwrap_or_else(|e| panic!("{e}"));
         crate::common::assert_conserved(&r);
         for f in &r.records {
             let fct = f
