@@ -125,6 +125,39 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ),
 ];
 
+/// What dcsim does to a topology file's node ids, when it renumbers them.
+pub fn renumbering_line(c: &Config) -> Option<String> {
+    let ids = c.topology.original_ids()?;
+    let all: Vec<(usize, u32)> = ids
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(i, id)| id as usize != i)
+        .collect();
+    if all.is_empty() {
+        return None;
+    }
+    let mut moved: Vec<String> = all
+        .iter()
+        .take(4)
+        .map(|(i, id)| format!("file node {id} is dcsim node {i}"))
+        .collect();
+    if all.len() > 4 {
+        moved.push("...".into());
+    }
+    let by = match c.topology.node_map().translates() {
+        true => "HPCC flow files, [[failures]] and [routing] pin name nodes by the file's ids",
+        false => {
+            "HPCC flow files name nodes by the file's ids; [[failures]] and [routing] pin by dcsim's (node_ids = \"dcsim\")"
+        }
+    };
+    Some(format!(
+        "the topology file's nodes are renumbered, hosts first ({}): {by}; built-in workloads and CSV/JSON flow lists name hosts 0..{} (dcsim's), as do the outputs (fct.csv src/dst, ports.csv node_id/peer_id)",
+        moved.join(", "),
+        c.topology.n_hosts()
+    ))
+}
+
 /// One line per scheme that takes its transport's defaults for keys `c` does not set.
 pub fn transport_default_lines(c: &Config) -> Vec<String> {
     let mut out = Vec::new();
@@ -212,6 +245,9 @@ pub fn main() -> Result<()> {
                 runs.len()
             );
             for line in transport_default_lines(&c) {
+                println!("{line}");
+            }
+            if let Some(line) = renumbering_line(&c) {
                 println!("{line}");
             }
             let refs: Vec<&experiment::RunPlan> = runs.iter().collect();

@@ -330,10 +330,21 @@ pub struct FailureConfig {
 
 impl FailureConfig {
     /// The topology's link indices this entry touches.
-    pub fn links(&self, t: &crate::topology::TopoSpec) -> Result<Vec<usize>, String> {
+    pub fn links(
+        &self,
+        t: &crate::topology::TopoSpec,
+        map: &crate::topology::NodeMap,
+    ) -> Result<Vec<usize>, String> {
         let n_nodes = (t.n_hosts + t.switches.len()) as u32;
+        // By the topology file's own ids where it is renumbered (`[topology] node_ids`).
+        let by_file = if map.translates() {
+            " (by the topology file's ids)"
+        } else {
+            ""
+        };
         match (self.link, self.switch) {
-            (Some([a, b]), None) => {
+            (Some([fa, fb]), None) => {
+                let (a, b) = (map.dcsim(fa)?, map.dcsim(fb)?);
                 if a >= n_nodes || b >= n_nodes {
                     return Err(format!("link [{a}, {b}]: node ids must be below {n_nodes}"));
                 }
@@ -345,24 +356,28 @@ impl FailureConfig {
                     .map(|(i, _)| i)
                     .collect();
                 if all.is_empty() {
-                    return Err(format!("there is no link between nodes {a} and {b}"));
+                    return Err(format!(
+                        "there is no link between nodes {fa} and {fb}{by_file}"
+                    ));
                 }
                 match self.parallel {
                     None => Ok(all),
                     Some(k) => all.get(k as usize).map(|&i| vec![i]).ok_or_else(|| {
                         format!(
-                            "parallel = {k}: nodes {a} and {b} have {} link(s)",
+                            "parallel = {k}: nodes {fa} and {fb} have {} link(s)",
                             all.len()
                         )
                     }),
                 }
             }
-            (None, Some(s)) => {
+            (None, Some(fs)) => {
+                let s = map.dcsim(fs)?;
                 if (s as usize) < t.n_hosts || s >= n_nodes {
-                    return Err(format!(
-                        "switch {s}: switches are nodes {}..{n_nodes}",
-                        t.n_hosts
-                    ));
+                    return Err(if map.translates() {
+                        format!("switch {fs}: node {fs} of the topology file is a host")
+                    } else {
+                        format!("switch {s}: switches are nodes {}..{n_nodes}", t.n_hosts)
+                    });
                 }
                 if self.parallel.is_some() {
                     return Err("`parallel` applies to a link, not a switch".into());
@@ -1655,7 +1670,8 @@ impl Config {
             let spec = self.topology.build();
             for (i, f) in self.failures.iter().enumerate() {
                 let key = format!("failures[{i}]");
-                f.links(&spec).map_err(|m| err(&key, m))?;
+                f.links(&spec, &self.topology.node_map())
+                    .map_err(|m| err(&key, m))?;
                 match (f.action, f.rate) {
                     (FailAction::Rate, None) => {
                         return Err(err(
@@ -2020,22 +2036,14 @@ impl Config {
                 ));
             }
         }
+        // HPCC flow files name hosts by the topology file's own ids.
+        if let Some(ids) = self.topology.original_ids() {
+            let hosts = ids[..self.topology.n_hosts()].to_vec();
+            self.workload.set_file_host_ids(&hosts);
+        }
         self.workload
             .validate(self.topology.n_hosts(), self.topology.host_rate(), base)
             .map_err(|(k, m)| err(&format!("workload.{k}"), m))?;
-        if let crate::workload::WorkloadConfig::Hpcc { .. } = self.workload
-            && let Some(ids) = self.topology.original_ids()
-            && ids
-                .iter()
-                .take(self.topology.n_hosts())
-                .enumerate()
-                .any(|(i, &id)| id as usize != i)
-        {
-            return Err(err(
-                "workload.file",
-                "the topology file does not number its hosts 0..hosts first, so the flow file's node ids cannot be taken as hosts; renumber the topology".into(),
-            ));
-        }
         Ok(())
     }
 

@@ -551,8 +551,9 @@ pub fn build_sim_with(
     }
     if !cfg.failures.is_empty() {
         let spec = cfg.topology.build();
+        let map = cfg.topology.node_map();
         for f in &cfg.failures {
-            let links = f.links(&spec)?;
+            let links = f.links(&spec, &map)?;
             // Link i of the topology is ports 2i and 2i + 1 (Network::build).
             let ports = links
                 .iter()
@@ -574,8 +575,13 @@ pub fn build_sim_with(
         }
     }
     if let (Some(pin), Some(endpoints)) = (&cfg.routing.pin, endpoints) {
-        let pins = crate::net::pin::Pins::load(&base.join(pin), &sim.net, &endpoints)
-            .map_err(|m| format!("routing.pin: {m}"))?;
+        let pins = crate::net::pin::Pins::load(
+            &base.join(pin),
+            &sim.net,
+            &endpoints,
+            &cfg.topology.node_map(),
+        )
+        .map_err(|m| format!("routing.pin: {m}"))?;
         sim.set_pins(pins);
     }
     if cfg.metrics.attribution {

@@ -242,6 +242,10 @@ impl Config {
                 err(format!("per_scheme.{name}"), msg)
             })?;
             c.explicit = explicit;
+            // Not settable per scheme, and they hold what validation loaded (the topology
+            // file, the flow file's host ids), which the text does not carry.
+            c.topology = self.topology.clone();
+            c.workload = self.workload.clone();
             for k in keys.0 {
                 c.explicit.insert(&k);
             }

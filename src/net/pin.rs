@@ -44,15 +44,19 @@ impl Pins {
         path: &Path,
         net: &Network,
         endpoints: &HashMap<u32, (u32, u32)>,
+        map: &crate::topology::NodeMap,
     ) -> Result<Pins, String> {
         let text = crate::fileid::read_to_string(path)?;
-        Pins::parse(&text, net, endpoints).map_err(|m| format!("{}: {m}", path.display()))
+        Pins::parse(&text, net, endpoints, map).map_err(|m| format!("{}: {m}", path.display()))
     }
 
+    /// Parses a pin file whose node ids `map` translates to dcsim's (a topology file's own
+    /// ids, see `[topology] node_ids`).
     pub fn parse(
         text: &str,
         net: &Network,
         endpoints: &HashMap<u32, (u32, u32)>,
+        map: &crate::topology::NodeMap,
     ) -> Result<Pins, String> {
         let mut lines = text.lines().enumerate();
         match lines.next() {
@@ -84,8 +88,15 @@ impl Pins {
                 .map(|n| {
                     n.parse::<u32>()
                         .ok()
+                        .and_then(|id| map.dcsim(id).ok())
                         .filter(|&n| (n as usize) < n_nodes)
-                        .ok_or_else(|| format!("line {ln}: node `{n}` is not in 0..{n_nodes}"))
+                        .ok_or_else(|| {
+                            if map.translates() {
+                                format!("line {ln}: node `{n}` is not a node of the topology file (by its own ids)")
+                            } else {
+                                format!("line {ln}: node `{n}` is not in 0..{n_nodes}")
+                            }
+                        })
                 })
                 .collect::<Result<_, _>>()?;
             let Some(&(src, dst)) = endpoints.get(&id) else {

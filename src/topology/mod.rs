@@ -155,10 +155,56 @@ pub enum TopologyConfig {
         /// "dcsim" (TOML, default) or "hpcc" (`topology.txt`).
         #[serde(default)]
         format: file::TopoFormat,
+        /// How `[[failures]]` and `[routing] pin` name nodes: "file" (default), by the file's
+        /// own ids; "dcsim", by dcsim's numbering (hosts first). HPCC flow files always use
+        /// the file's ids.
+        #[serde(default, skip_serializing_if = "NodeIds::is_file")]
+        node_ids: NodeIds,
         /// The loaded topology (at validation).
         #[serde(skip)]
         loaded: Loaded,
     },
+}
+
+/// How a config names the nodes of a topology file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeIds {
+    /// The file's own ids.
+    #[default]
+    File,
+    /// dcsim's numbering: hosts first, in ascending file id, then switches.
+    Dcsim,
+}
+
+impl NodeIds {
+    fn is_file(&self) -> bool {
+        *self == NodeIds::File
+    }
+}
+
+/// From the ids a config uses to dcsim's node numbers.
+#[derive(Clone, Debug, Default)]
+pub struct NodeMap(Option<Vec<(u32, u32)>>);
+
+impl NodeMap {
+    /// dcsim's node number of the node the config calls `id`.
+    pub fn dcsim(&self, id: u32) -> Result<u32, String> {
+        match &self.0 {
+            None => Ok(id),
+            Some(v) => v
+                .binary_search_by_key(&id, |p| p.0)
+                .map(|i| v[i].1)
+                .map_err(|_| {
+                    format!("node {id} is not a node of the topology file (by its own ids)")
+                }),
+        }
+    }
+
+    /// Whether ids are translated (a topology file that dcsim renumbers).
+    pub fn translates(&self) -> bool {
+        self.0.is_some()
+    }
 }
 
 /// A topology file's contents, loaded once when the config is validated (equal whatever is
@@ -192,6 +238,7 @@ impl TopologyConfig {
             file,
             format,
             loaded,
+            ..
         } = self
             && loaded.0.get().is_none()
         {
@@ -524,10 +571,30 @@ impl TopologyConfig {
             .count() as u32
     }
 
-    /// The original id of each node of a topology file (HPCC's node numbering); None for the
-    /// built-in families (and for dcsim's format, whose ids are dcsim's).
+    /// The original id of each node of a topology file, by dcsim node number (identity for
+    /// dcsim's format); None for the built-in families.
     pub fn original_ids(&self) -> Option<&[u32]> {
         self.file_topo().map(|t| t.node_ids.as_slice())
+    }
+
+    /// How `[[failures]]` and pins name nodes: the file's ids when it is renumbered and
+    /// `node_ids = "file"`, else dcsim's.
+    pub fn node_map(&self) -> NodeMap {
+        match (self, self.original_ids()) {
+            (TopologyConfig::File { node_ids, .. }, Some(ids))
+                if *node_ids == NodeIds::File
+                    && ids.iter().enumerate().any(|(i, &id)| id as usize != i) =>
+            {
+                let mut v: Vec<(u32, u32)> = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &id)| (id, i as u32))
+                    .collect();
+                v.sort_unstable();
+                NodeMap(Some(v))
+            }
+            _ => NodeMap(None),
+        }
     }
 }
 

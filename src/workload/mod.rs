@@ -70,6 +70,23 @@ impl FlowSpec {
     }
 }
 
+/// A topology file's own ids of its hosts, in dcsim's host order (ascending), shared by the
+/// clones of a config; equal whatever it holds (the topology file identifies it).
+#[derive(Clone, Debug, Default)]
+pub struct FileHostIds(pub std::sync::Arc<std::sync::OnceLock<Vec<u32>>>);
+
+impl PartialEq for FileHostIds {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl FileHostIds {
+    fn ids(&self) -> Option<Vec<u32>> {
+        self.0.get().cloned()
+    }
+}
+
 /// Traffic kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -232,6 +249,10 @@ pub enum WorkloadConfig {
         /// earlier is refused. Default 2s.
         #[serde(default = "d_two_s")]
         start_offset: SimTime,
+        /// The topology file's own ids of its hosts, set at validation: the flow file names
+        /// hosts by them (none: dcsim's `0..hosts`, for built-in topologies).
+        #[serde(skip)]
+        hosts: FileHostIds,
     },
     /// `fan_in` senders start together towards one receiver, `bursts` times.
     Incast {
@@ -452,9 +473,18 @@ impl WorkloadConfig {
             WorkloadConfig::Csv { file } => {
                 check_csv_stream(&base.join(file), n_hosts, host_rate, None)
             }
-            WorkloadConfig::Hpcc { file, start_offset } => {
-                check_hpcc_stream(&base.join(file), n_hosts, host_rate, *start_offset, None)
-            }
+            WorkloadConfig::Hpcc {
+                file,
+                start_offset,
+                hosts,
+            } => check_hpcc_stream(
+                &base.join(file),
+                n_hosts,
+                hosts,
+                host_rate,
+                *start_offset,
+                None,
+            ),
             _ => None,
         }
         .is_some()
@@ -527,11 +557,15 @@ impl WorkloadConfig {
                     None => sum(read_csv(&path, n_hosts).ok()?),
                 }
             }
-            WorkloadConfig::Hpcc { file, start_offset } => {
+            WorkloadConfig::Hpcc {
+                file,
+                start_offset,
+                hosts,
+            } => {
                 let path = base.join(file);
-                match check_hpcc_stream(&path, n_hosts, host_rate, *start_offset, None) {
+                match check_hpcc_stream(&path, n_hosts, hosts, host_rate, *start_offset, None) {
                     Some(c) => c.bytes as f64,
-                    None => sum(read_hpcc(&path, n_hosts, *start_offset).ok()?),
+                    None => sum(read_hpcc(&path, n_hosts, hosts, *start_offset).ok()?),
                 }
             }
             WorkloadConfig::Json { file } => sum(read_json(&base.join(file), n_hosts).ok()?),
@@ -624,6 +658,17 @@ impl WorkloadConfig {
         }
     }
 
+    /// Gives HPCC flow files (here and in mix parts) the topology file's host ids, once.
+    pub fn set_file_host_ids(&self, ids: &[u32]) {
+        match self {
+            WorkloadConfig::Hpcc { hosts, .. } => {
+                let _ = hosts.0.set(ids.to_vec());
+            }
+            WorkloadConfig::Mix { parts } => parts.iter().for_each(|p| p.set_file_host_ids(ids)),
+            _ => {}
+        }
+    }
+
     /// The files this workload reads (CDF files, flow lists), as given (relative to the
     /// config's directory).
     pub fn input_files(&self) -> Vec<PathBuf> {
@@ -713,10 +758,16 @@ impl WorkloadConfig {
                     within_horizon(&v, host_rate, &path)?;
                 }
             }
-            WorkloadConfig::Hpcc { file, start_offset } => {
+            WorkloadConfig::Hpcc {
+                file,
+                start_offset,
+                hosts,
+            } => {
                 let path = base.join(file);
-                if check_hpcc_stream(&path, n_hosts, host_rate, *start_offset, None).is_none() {
-                    let v = read_hpcc(&path, n_hosts, *start_offset)
+                if check_hpcc_stream(&path, n_hosts, hosts, host_rate, *start_offset, None)
+                    .is_none()
+                {
+                    let v = read_hpcc(&path, n_hosts, hosts, *start_offset)
                         .map_err(|m| ("file".to_string(), m))?;
                     within_horizon(&v, host_rate, &path)?;
                 }
@@ -975,9 +1026,11 @@ impl WorkloadConfig {
                 .expect("a Poisson workload")
                 .collect(),
             WorkloadConfig::Csv { file } => read_csv(&base.join(file), n_hosts)?,
-            WorkloadConfig::Hpcc { file, start_offset } => {
-                read_hpcc(&base.join(file), n_hosts, *start_offset)?
-            }
+            WorkloadConfig::Hpcc {
+                file,
+                start_offset,
+                hosts,
+            } => read_hpcc(&base.join(file), n_hosts, hosts, *start_offset)?,
             WorkloadConfig::Json { file } => read_json(&base.join(file), n_hosts)?,
             WorkloadConfig::Htsim {
                 file,
@@ -1352,12 +1405,18 @@ impl WorkloadConfig {
             let s = CsvStream::open(&path, n_hosts, stop)?;
             return Ok(Some((FlowStream::Csv(s), c)));
         }
-        if let WorkloadConfig::Hpcc { file, start_offset } = self {
+        if let WorkloadConfig::Hpcc {
+            file,
+            start_offset,
+            hosts,
+        } = self
+        {
             let path = base.join(file);
-            let Some(c) = check_hpcc_stream(&path, n_hosts, host_rate, *start_offset, stop) else {
+            let Some(c) = check_hpcc_stream(&path, n_hosts, hosts, host_rate, *start_offset, stop)
+            else {
                 return Ok(None);
             };
-            let s = HpccStream::open(&path, n_hosts, *start_offset, stop)?;
+            let s = HpccStream::open(&path, n_hosts, hosts, *start_offset, stop)?;
             return Ok(Some((FlowStream::Hpcc(s), c)));
         }
         let WorkloadConfig::Poisson {
@@ -2668,11 +2727,17 @@ fn decimal_seconds(s: &str) -> Option<SimTime> {
 
 /// Reads an HPCC ns-3 flow file: a first line with the flow count, then `src dst pg dport
 /// size start` per flow (start in seconds). Flow ids are 1.. in file order; `pg` and `dport`
-/// are not used (the scheme decides priorities); node ids must be hosts (`0..n_hosts`).
+/// are not used (the scheme decides priorities); node ids must be hosts: the topology file's
+/// own host ids when `hosts` holds them, else dcsim's `0..n_hosts`.
 /// Starts are read exactly to the nanosecond (the HPCC simulator goes through a `double` and
 /// truncates, so some of its flows start 1 ns earlier), and `offset` is subtracted.
-pub fn read_hpcc(path: &Path, n_hosts: usize, offset: SimTime) -> Result<Vec<FlowSpec>, String> {
-    let mut r = HpccReader::open(path, n_hosts, offset)?;
+pub fn read_hpcc(
+    path: &Path,
+    n_hosts: usize,
+    hosts: &FileHostIds,
+    offset: SimTime,
+) -> Result<Vec<FlowSpec>, String> {
+    let mut r = HpccReader::open(path, n_hosts, hosts.ids(), offset)?;
     let mut out = Vec::with_capacity(r.n);
     while let Some(f) = r.next_flow()? {
         out.push(f);
@@ -2689,6 +2754,8 @@ struct HpccReader {
     /// Line number of the last line read.
     ln: usize,
     n_hosts: usize,
+    /// The topology file's ids of the hosts, ascending (none: `0..n_hosts`).
+    ids: Option<Vec<u32>>,
     offset: SimTime,
     /// Flows the first line declares, and flows read so far.
     n: usize,
@@ -2696,13 +2763,55 @@ struct HpccReader {
 }
 
 impl HpccReader {
-    fn open(path: &Path, n_hosts: usize, offset: SimTime) -> Result<HpccReader, String> {
+    /// dcsim's host index of the host the file names `id`.
+    fn host(&self, id: u64) -> Result<u64, String> {
+        match &self.ids {
+            None if (id as usize) < self.n_hosts => Ok(id),
+            None => Err(format!(
+                "{}: node {id} is not a host: hosts are 0..{} (a built-in topology numbers hosts first)",
+                self.at(),
+                self.n_hosts
+            )),
+            Some(ids) => u32::try_from(id)
+                .ok()
+                .and_then(|i| ids.binary_search(&i).ok())
+                .map(|i| i as u64)
+                .ok_or_else(|| {
+                    let list = match (ids.first(), ids.last()) {
+                        (Some(a), Some(b)) if (*b - *a) as usize + 1 == ids.len() => {
+                            format!("{a}..={b}")
+                        }
+                        _ => {
+                            let shown: Vec<String> =
+                                ids.iter().take(8).map(u32::to_string).collect();
+                            format!(
+                                "{}{}",
+                                shown.join(", "),
+                                if ids.len() > 8 { ", ..." } else { "" }
+                            )
+                        }
+                    };
+                    format!(
+                        "{}: node {id} is not a host of the topology file (its hosts are nodes {list}, by the file's own ids)",
+                        self.at()
+                    )
+                }),
+        }
+    }
+
+    fn open(
+        path: &Path,
+        n_hosts: usize,
+        ids: Option<Vec<u32>>,
+        offset: SimTime,
+    ) -> Result<HpccReader, String> {
         let file = open_regular(path)?;
         let mut r = HpccReader {
             path: path.to_path_buf(),
             lines: std::io::BufReader::new(file),
             ln: 0,
             n_hosts,
+            ids,
             offset,
             n: 0,
             read: 0,
@@ -2789,10 +2898,7 @@ impl HpccReader {
         let (src, dst, size) = (num(0, "src")?, num(1, "dst")?, num(4, "size")?);
         num(2, "pg")?;
         num(3, "dport")?;
-        let n_hosts = self.n_hosts;
-        if src as usize >= n_hosts || dst as usize >= n_hosts {
-            return Err(format!("{}: hosts must be in 0..{n_hosts}", self.at()));
-        }
+        let (src, dst) = (self.host(src)?, self.host(dst)?);
         if src == dst {
             return Err(format!("{}: src and dst are the same host", self.at()));
         }
@@ -2843,11 +2949,12 @@ impl HpccStream {
     fn open(
         path: &Path,
         n_hosts: usize,
+        hosts: &FileHostIds,
         offset: SimTime,
         end: Option<SimTime>,
     ) -> Result<HpccStream, String> {
         Ok(HpccStream {
-            reader: HpccReader::open(path, n_hosts, offset)?,
+            reader: HpccReader::open(path, n_hosts, hosts.ids(), offset)?,
             progress: StreamProgress::new(end),
         })
     }
@@ -2858,8 +2965,13 @@ impl HpccStream {
             return Vec::new();
         }
         let r = &self.reader;
-        let Ok(mut again) = HpccStream::open(&r.path, r.n_hosts, r.offset, self.progress.end)
-        else {
+        let again = HpccReader::open(&r.path, r.n_hosts, r.ids.clone(), r.offset).map(|reader| {
+            HpccStream {
+                reader,
+                progress: StreamProgress::new(self.progress.end),
+            }
+        });
+        let Ok(mut again) = again else {
             return Vec::new();
         };
         for _ in 0..r.read {
@@ -2892,11 +3004,12 @@ impl Iterator for HpccStream {
 fn check_hpcc_stream(
     path: &Path,
     n_hosts: usize,
+    hosts: &FileHostIds,
     host_rate: BitRate,
     offset: SimTime,
     end: Option<SimTime>,
 ) -> Option<StreamCheck> {
-    let mut r = HpccReader::open(path, n_hosts, offset).ok()?;
+    let mut r = HpccReader::open(path, n_hosts, hosts.ids(), offset).ok()?;
     let mut last = SimTime::ZERO;
     let mut c = StreamCheck::default();
     while let Some(f) = r.next_flow().ok()? {
@@ -3040,6 +3153,7 @@ mod tests {
             WorkloadConfig::Hpcc {
                 file: name.into(),
                 start_offset: SimTime::from_secs_f64(2.0),
+                hosts: FileHostIds::default(),
             }
         };
         let mut text = String::from("3000\n");
@@ -3073,7 +3187,7 @@ mod tests {
         assert!(bad.stream(8, rate, 1, base, None).unwrap().is_none());
         let e = bad.generate(8, rate, 1, base).unwrap_err();
         assert!(
-            e.contains("line 3") && e.contains("hosts must be in 0..8"),
+            e.contains("line 3") && e.contains("node 9 is not a host: hosts are 0..8"),
             "{e}"
         );
         // A file that changes under a run ends its stream with an error, not silently.

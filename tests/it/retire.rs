@@ -271,6 +271,7 @@ fn a_sorted_hpcc_flow_file_streams_with_the_same_results() {
     c.workload = dcsim::workload::WorkloadConfig::Hpcc {
         file,
         start_offset: dcsim::units::SimTime::from_secs_f64(2.0),
+        hosts: Default::default(),
     };
     assert!(
         c.workload

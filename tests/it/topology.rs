@@ -217,8 +217,13 @@ fn the_hpcc_flow_file_imports_as_the_packs_csv() {
     for scn in ["websearch", "stagger4"] {
         let txt = format!("{root}/tests/data/hpcc-flows/{scn}.hpcc.txt");
         let csv = format!("{root}/experiments/validation/flows/{scn}.csv");
-        let a = dcsim::workload::read_hpcc(std::path::Path::new(&txt), 16, SimTime::from_ms(2000))
-            .unwrap();
+        let a = dcsim::workload::read_hpcc(
+            std::path::Path::new(&txt),
+            16,
+            &Default::default(),
+            SimTime::from_ms(2000),
+        )
+        .unwrap();
         let b = dcsim::workload::read_csv(std::path::Path::new(&csv), 16).unwrap();
         let key = |f: &dcsim::workload::FlowSpec| (f.id, f.src, f.dst, f.size, f.start);
         assert_eq!(
@@ -247,7 +252,10 @@ fn malformed_hpcc_flow_files_name_the_line() {
             "1\n0 1 3 100 1000\n",
             "line 2: expected `src dst pg dport size start_seconds`",
         ),
-        ("1\n0 99 3 100 1000 2.0\n", "line 2: hosts must be in 0..16"),
+        (
+            "1\n0 99 3 100 1000 2.0\n",
+            "line 2: node 99 is not a host: hosts are 0..16",
+        ),
         (
             "1\n0 1 3 100 1000 1.5\n",
             "line 2: starts at 1500ms, before start_offset 2s",
@@ -262,7 +270,8 @@ fn malformed_hpcc_flow_files_name_the_line() {
     for (i, (text, want)) in cases.iter().enumerate() {
         let f = dir.path().join(format!("f{i}.txt"));
         std::fs::write(&f, text).unwrap();
-        let e = dcsim::workload::read_hpcc(&f, 16, SimTime::from_ms(2000)).unwrap_err();
+        let e = dcsim::workload::read_hpcc(&f, 16, &Default::default(), SimTime::from_ms(2000))
+            .unwrap_err();
         assert!(
             e.contains(want) && e.contains(&format!("f{i}.txt")),
             "{text:?}: {e}"
@@ -473,4 +482,67 @@ fn the_google_rpc_builtin() {
     assert!((c.cdf_at(256.0) - 0.497901).abs() < 1e-9);
     assert_eq!(c.points.last().unwrap().0, 15_158_197.0);
     assert!((c.mean() - 2_891.62).abs() < 0.01, "mean {}", c.mean());
+}
+
+#[test]
+fn hpcc_flow_files_name_hosts_by_the_topology_files_ids() {
+    // Switch first, hosts after it: dcsim numbers the hosts 0..3, the flow file keeps the
+    // topology file's ids (it was refused: "does not number its hosts first").
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("topo.txt"),
+        "4 1 3\n0\n1 0 10Gbps 1us 0\n2 0 10Gbps 1us 0\n3 0 10Gbps 1us 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("flows.txt"),
+        "2\n1 3 3 100 20000 2.0\n3 2 3 100 30000 2.0001\n",
+    )
+    .unwrap();
+    let text = |flows: &str| {
+        format!(
+            "schemes = [\"DCTCP\"]\n[topology]\nkind = \"file\"\nfile = \"topo.txt\"\nformat = \"hpcc\"\n\
+             [workload]\nkind = \"hpcc\"\nfile = \"{flows}\"\n"
+        )
+    };
+    let c = dcsim::config::Config::parse(&text("flows.txt"), "c.toml").unwrap();
+    c.validate("c.toml", d).unwrap();
+    let plan = crate::common::plan(&c, "DCTCP", 1);
+    let r = dcsim::experiment::execute(&plan.config, d, &plan).unwrap();
+    let pairs: Vec<(u32, u32, u64)> = r
+        .records
+        .iter()
+        .map(|f| (f.src, f.dst, f.size_bytes))
+        .collect();
+    // File ids 1, 2, 3 are dcsim's hosts 0, 1, 2.
+    assert_eq!(pairs, [(0, 2, 20000), (2, 1, 30000)]);
+    assert_eq!(r.totals.finished, 2);
+    // [[failures]] name nodes by the file's ids too: the link between host 1 and switch 0 of
+    // the file (dcsim's nodes 0 and 3); with node_ids = "dcsim" that pair has no link.
+    let fail = "[[failures]]\nat = \"1us\"\nlink = [1, 0]\naction = \"rate\"\nrate = \"1Gbps\"\n";
+    let c =
+        dcsim::config::Config::parse(&format!("{}{fail}", text("flows.txt")), "c.toml").unwrap();
+    c.validate("c.toml", d).unwrap();
+    let plan = crate::common::plan(&c, "DCTCP", 1);
+    let slow = dcsim::experiment::execute(&plan.config, d, &plan).unwrap();
+    assert!(
+        slow.records[0].fct_ps.unwrap() > 5 * r.records[0].fct_ps.unwrap(),
+        "host 1's link did not slow to 1 Gbps"
+    );
+    let dcsim_ids = text("flows.txt").replace(
+        "format = \"hpcc\"\n",
+        "format = \"hpcc\"\nnode_ids = \"dcsim\"\n",
+    );
+    let c = dcsim::config::Config::parse(&format!("{dcsim_ids}{fail}"), "c.toml").unwrap();
+    let e = c.validate("c.toml", d).unwrap_err().to_string();
+    assert!(e.contains("there is no link between nodes 1 and 0"), "{e}");
+    // A switch's id is not a host, and the error lists the hosts by the file's ids.
+    std::fs::write(d.join("bad.txt"), "1\n1 0 3 100 1000 2.0\n").unwrap();
+    let c = dcsim::config::Config::parse(&text("bad.txt"), "c.toml").unwrap();
+    let e = c.validate("c.toml", d).unwrap_err().to_string();
+    assert!(
+        e.contains("line 2: node 0 is not a host of the topology file (its hosts are nodes 1..=3"),
+        "{e}"
+    );
 }
