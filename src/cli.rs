@@ -1005,6 +1005,16 @@ fn draw_figure(
     quiet: bool,
 ) -> Result<()> {
     use crate::plot::PlotKind;
+    // A smoke run's figure says so in its title: its numbers are not the experiment's.
+    let marked;
+    let spec = if cfg.name.ends_with("-smoke") {
+        let mut s = spec.clone();
+        s.title = smoke_title(&s.title);
+        marked = s;
+        &marked
+    } else {
+        spec
+    };
     // Drawn under a hidden name and renamed, like every result file.
     let tmp = partial(exp_dir, &spec.file);
     let table = if spec.kind == PlotKind::Attribution {
@@ -1044,6 +1054,15 @@ fn draw_figure(
         eprintln!("figure {} (table {})", svg.display(), csv.display());
     }
     Ok(())
+}
+
+/// The title of a figure drawn from a smoke run.
+fn smoke_title(title: &str) -> String {
+    if title.is_empty() {
+        "smoke run (one seed, reduced workload)".to_string()
+    } else {
+        format!("{title} [smoke run: one seed, reduced workload]")
+    }
 }
 
 /// The hidden temporary name a figure is drawn under before it is renamed into place.
@@ -1147,7 +1166,6 @@ fn run(
     let (mut cfg, base) = load(config, set)?;
     if smoke {
         cfg = experiment::smoke(&cfg);
-        cfg.name = format!("{}-smoke", cfg.name);
     }
     if let Some(s) = seed {
         cfg.seed = s;

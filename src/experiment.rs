@@ -58,7 +58,8 @@ impl RunPlan {
 /// The smoke version of an experiment (`dcsim run --smoke`, and the reduced paper experiments
 /// of the test suite): one seed, the first and last value of each sweep axis, and a small
 /// workload (at most 120 Poisson flows, 6 incast bursts, 25 queries or workflows). It runs
-/// the same code paths in seconds; its numbers mean nothing.
+/// the same code paths in seconds; its numbers mean nothing. Its name gains `-smoke` (so its
+/// results land beside the experiment's, not over them) and its figures say so in their titles.
 pub fn smoke(cfg: &Config) -> Config {
     fn shrink(w: &mut crate::workload::WorkloadConfig) {
         use crate::workload::WorkloadConfig as W;
@@ -77,6 +78,7 @@ pub fn smoke(cfg: &Config) -> Config {
         }
     }
     let mut c = cfg.clone();
+    c.name = format!("{}-smoke", cfg.name);
     c.seeds = 1;
     shrink(&mut c.workload);
     for a in c.sweep.axes.iter_mut() {

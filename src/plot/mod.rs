@@ -313,11 +313,9 @@ pub fn draw_svg(
     let log_x = matches!(spec.kind, PlotKind::FctCdf | PlotKind::SlowdownVsSize);
     let (default_x, default_y) = match spec.kind {
         PlotKind::Sweep => (spec.x.clone(), metric_label),
-        PlotKind::FctCdf => ("FCT (us)".to_string(), "fraction of flows".to_string()),
-        PlotKind::SlowdownVsSize | PlotKind::Attribution => {
-            ("flow size (bytes)".to_string(), metric_label)
-        }
-        PlotKind::QueueTimeseries => ("time (us)".to_string(), "queue (KB)".to_string()),
+        PlotKind::FctCdf => ("FCT (µs)".to_string(), "fraction of flows".to_string()),
+        PlotKind::SlowdownVsSize | PlotKind::Attribution => ("flow size".to_string(), metric_label),
+        PlotKind::QueueTimeseries => ("time (µs)".to_string(), "queue (KB)".to_string()),
     };
     let x_label = spec.x_label.clone().unwrap_or(default_x);
     let y_label = spec.y_label.clone().unwrap_or(default_y);
@@ -332,14 +330,6 @@ pub fn draw_svg(
         .y_label_area_size(70)
         .build_cartesian_2d((x0 - pad)..(x1 + pad), y0..y1)
         .map_err(|x| e(&x))?;
-    let fmt_log = |v: &f64| {
-        let x = 10f64.powf(*v);
-        if x >= 1.0 {
-            format!("{x:.0}")
-        } else {
-            format!("{x}")
-        }
-    };
     // Linear ticks without floating-point noise (0.9, not 0.8999999999999999).
     let fmt_lin = |v: &f64| {
         let t = format!("{:.6}", v);
@@ -350,27 +340,16 @@ pub fn draw_svg(
             t.to_string()
         }
     };
-    // Log x: ticks on whole decades only.
-    let fmt_pow = |v: &f64| {
-        if (v - v.round()).abs() > 1e-9 {
-            return String::new();
-        }
-        let x = 10f64.powi(v.round() as i32);
-        if x >= 1.0 {
-            format!("{x:.0}")
-        } else {
-            format!("{x}")
-        }
-    };
     // A sweep over values that are not numbers (`uniform(10KB, 20KB)`, scheme variants): the
     // points stand at 0, 1, 2, ... in first-seen order, labelled with their values below.
     let categories = categories(spec, series);
     let fmt_none = |_: &f64| String::new();
-    let y_fmt: &dyn Fn(&f64) -> String = if log { &fmt_log } else { &fmt_lin };
-    let x_fmt: &dyn Fn(&f64) -> String = match (log_x, categories.is_empty()) {
-        (true, _) => &fmt_pow,
-        (false, false) => &fmt_none,
-        (false, true) => &fmt_lin,
+    // Log axes get their own ticks and labels (below); the mesh draws their decade grid only.
+    let y_fmt: &dyn Fn(&f64) -> String = if log { &fmt_none } else { &fmt_lin };
+    let x_fmt: &dyn Fn(&f64) -> String = if log_x || !categories.is_empty() {
+        &fmt_none
+    } else {
+        &fmt_lin
     };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_label)
@@ -384,6 +363,52 @@ pub fn draw_svg(
         mesh.x_labels((2.0 * (x1 - x0 + 2.0 * pad)).ceil() as usize + 1);
     }
     mesh.draw().map_err(|x| e(&x))?;
+    let tick_style = ("sans-serif", 12).into_font().color(&BLACK);
+    let x_is_bytes = spec.kind == PlotKind::SlowdownVsSize;
+    if log {
+        for t in log_ticks(y0, y1) {
+            let (px, py) = chart.backend_coord(&(x0 - pad, t.at));
+            let len = if t.label { 6 } else { 3 };
+            plot_area
+                .draw(&PathElement::new(vec![(px - len, py), (px, py)], BLACK))
+                .map_err(|x| e(&x))?;
+            if t.label {
+                let text = number_label(t.value);
+                let (w, h) = plot_area
+                    .estimate_text_size(&text, &tick_style)
+                    .unwrap_or((0, 0));
+                plot_area
+                    .draw(&Text::new(
+                        text,
+                        (px - 9 - w as i32, py - h as i32 / 2),
+                        tick_style.clone(),
+                    ))
+                    .map_err(|x| e(&x))?;
+            }
+        }
+    }
+    if log_x {
+        for t in log_ticks(x0 - pad, x1 + pad) {
+            let (px, py) = chart.backend_coord(&(t.at, y0));
+            let len = if t.label { 6 } else { 3 };
+            plot_area
+                .draw(&PathElement::new(vec![(px, py), (px, py + len)], BLACK))
+                .map_err(|x| e(&x))?;
+            if t.label {
+                let text = if x_is_bytes {
+                    bytes_label(t.value)
+                } else {
+                    number_label(t.value)
+                };
+                let w = plot_area
+                    .estimate_text_size(&text, &tick_style)
+                    .map_or(0, |(w, _)| w as i32);
+                plot_area
+                    .draw(&Text::new(text, (px - w / 2, py + 8), tick_style.clone()))
+                    .map_err(|x| e(&x))?;
+            }
+        }
+    }
     let style = ("sans-serif", 13).into_font().color(&BLACK);
     for (x, name) in &categories {
         let (px, py) = chart.backend_coord(&(*x, y0));
@@ -432,6 +457,61 @@ pub fn draw_svg(
     draw_legend(&legend_area, &entries, Swatch::Line).map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+/// A tick of a log axis, at `at` = log10(`value`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct LogTick {
+    at: f64,
+    value: f64,
+    label: bool,
+}
+
+/// The ticks of a log axis spanning log10 values `lo..=hi`: a tick at each 1..9 × 10^k; labels
+/// at 1, 2 and 5 × 10^k when the axis spans at most three decades, at the decades otherwise
+/// (the minor ticks then carry no label).
+fn log_ticks(lo: f64, hi: f64) -> Vec<LogTick> {
+    let mut out = Vec::new();
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return out;
+    }
+    let fine = hi - lo <= 3.0 + 1e-9;
+    for k in (lo.floor() as i32)..=(hi.ceil() as i32) {
+        for m in 1..=9 {
+            let value = m as f64 * 10f64.powi(k);
+            let at = value.log10();
+            if at < lo - 1e-9 || at > hi + 1e-9 {
+                continue;
+            }
+            let label = m == 1 || (fine && (m == 2 || m == 5));
+            out.push(LogTick { at, value, label });
+        }
+    }
+    out
+}
+
+/// A tick value for people: 1, 20, 500, 1000, 0.5 (no floating-point noise).
+fn number_label(v: f64) -> String {
+    if v >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        let t = format!("{v:.6}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// A size for people: 500 B, 20 KB, 10 MB, 1 GB (powers of 1000, as the configs write them).
+fn bytes_label(v: f64) -> String {
+    let (div, unit) = if v >= 1e9 {
+        (1e9, "GB")
+    } else if v >= 1e6 {
+        (1e6, "MB")
+    } else if v >= 1e3 {
+        (1e3, "KB")
+    } else {
+        (1.0, "B")
+    };
+    format!("{} {unit}", number_label((v / div * 1e6).round() / 1e6))
 }
 
 /// The x values of a sweep figure that are not numbers, at their positions (empty when every
@@ -863,7 +943,7 @@ pub fn draw_attribution(
         .y_desc(
             spec.y_label
                 .clone()
-                .unwrap_or_else(|| format!("mean FCT components, {} (us)", spec.class)),
+                .unwrap_or_else(|| format!("mean FCT components, {} (µs)", spec.class)),
         )
         .draw()
         .map_err(|x| e(&x))?;
@@ -959,5 +1039,110 @@ mod tests {
         assert_eq!(read_flows(text, "tag:query").unwrap().len(), 1);
         assert_eq!(read_flows(text, ">=50KB").unwrap()[0].fct_us, 9.0);
         assert_eq!(read_flows(text, "deadline:20ms").unwrap().len(), 1);
+    }
+
+    fn labels(lo: f64, hi: f64) -> Vec<f64> {
+        log_ticks(lo, hi)
+            .into_iter()
+            .filter(|t| t.label)
+            .map(|t| t.value)
+            .collect()
+    }
+
+    #[test]
+    fn log_axes_label_1_2_5_up_to_three_decades_and_decades_beyond() {
+        // 1..100: every 1..9 x 10^k is a tick, 1, 2 and 5 are labelled.
+        let t = log_ticks(0.0, 2.0);
+        assert_eq!(t.len(), 19);
+        assert_eq!(
+            labels(0.0, 2.0),
+            vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        );
+        // An axis that starts inside a decade: 300..8000.
+        let (lo, hi) = (300f64.log10(), 8000f64.log10());
+        assert_eq!(labels(lo, hi), vec![500.0, 1000.0, 2000.0, 5000.0]);
+        assert_eq!(log_ticks(lo, hi).first().unwrap().value, 300.0);
+        assert_eq!(log_ticks(lo, hi).last().unwrap().value, 8000.0);
+        // Five decades: decades only, minor ticks kept unlabelled.
+        assert_eq!(labels(0.0, 5.0), vec![1.0, 10.0, 100.0, 1e3, 1e4, 1e5]);
+        assert_eq!(log_ticks(0.0, 5.0).len(), 46);
+        // Below one, and degenerate spans.
+        assert_eq!(labels(-1.0, 0.0), vec![0.1, 0.2, 0.5, 1.0]);
+        assert!(log_ticks(1.0, 1.0).is_empty());
+        assert!(log_ticks(f64::NAN, 1.0).is_empty());
+    }
+
+    #[test]
+    fn tick_labels_read_as_numbers_and_sizes() {
+        assert_eq!(number_label(20.0), "20");
+        assert_eq!(number_label(10f64.powf(0.2f64.log10())), "0.2");
+        assert_eq!(number_label(5000.0), "5000");
+        assert_eq!(bytes_label(500.0), "500 B");
+        assert_eq!(bytes_label(2000.0), "2 KB");
+        assert_eq!(bytes_label(1e7), "10 MB");
+        assert_eq!(bytes_label(2.5e5), "250 KB");
+        assert_eq!(bytes_label(3e9), "3 GB");
+    }
+
+    fn spec(toml_text: &str) -> PlotSpec {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    fn series(xs: &[f64]) -> Vec<(String, Vec<Point>)> {
+        let pts = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| Point {
+                x: x.log10(),
+                x_text: format!("{x}"),
+                mean: (i + 1) as f64 / xs.len() as f64,
+                min: 0.0,
+                max: 1.0,
+                n: 1,
+            })
+            .collect();
+        vec![("DCTCP".to_string(), pts)]
+    }
+
+    /// The text elements of an SVG file, trimmed.
+    fn svg_texts(p: &Path) -> Vec<String> {
+        let svg = std::fs::read_to_string(p).unwrap();
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let body = &t[t.find('>')? + 1..t.find("</text>")?];
+                Some(body.trim().to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn figures_carry_their_log_tick_labels_and_units() {
+        let dir = std::env::temp_dir().join(format!("dcsim-plot-ticks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // FCT CDF over 10..1000 us: 1-2-5 labels, microseconds spelled with µ.
+        let s = spec("file = \"cdf.svg\"\ntitle = \"t\"\nkind = \"fct_cdf\"\n");
+        let p = dir.join("cdf.svg");
+        draw_svg(&s, &series(&[10.0, 30.0, 100.0, 400.0, 1000.0]), &p).unwrap();
+        let texts = svg_texts(&p);
+        for l in ["20", "50", "200", "500", "FCT (µs)"] {
+            assert!(
+                texts.iter().any(|t| t == l),
+                "no {l} in the CDF figure: {texts:?}"
+            );
+        }
+        // Slowdown by size over 1 KB..10 MB: sizes in units, not raw byte counts.
+        let s = spec("file = \"sd.svg\"\ntitle = \"t\"\nkind = \"slowdown_vs_size\"\n");
+        let p = dir.join("sd.svg");
+        draw_svg(&s, &series(&[1e3, 1e4, 1e5, 1e6, 1e7]), &p).unwrap();
+        let texts = svg_texts(&p);
+        for l in ["1 KB", "100 KB", "10 MB", "flow size"] {
+            assert!(
+                texts.iter().any(|t| t == l),
+                "no {l} in the size figure: {texts:?}"
+            );
+        }
+        assert!(!texts.iter().any(|t| t == "10000000"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -30,6 +30,11 @@ fn run_reduced(path: &str) -> (tempfile::TempDir, Vec<dcsim::experiment::RunResu
             "{}: no lines",
             p.file
         );
+        assert!(
+            svg.contains("[smoke run: one seed, reduced workload]"),
+            "{}: not marked as smoke",
+            p.file
+        );
         let csv = std::fs::read_to_string(dir.join(p.file.replace(".svg", ".csv"))).unwrap();
         assert!(csv.lines().count() > 1, "{}: empty table", p.file);
     }
