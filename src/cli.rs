@@ -479,6 +479,14 @@ pub fn run_experiment(
     if opts.skip_existing {
         refuse_stale(&exp_dir, mine.iter().copied())?;
     }
+    crate::interrupt::set(Some(crate::interrupt::Progress {
+        exp_dir: exp_dir.clone(),
+        runs: mine
+            .iter()
+            .map(|p| (p.id.clone(), p.identity.hash.clone()))
+            .collect(),
+        lock: Some(_lock.path().to_path_buf()),
+    }));
     let plans: Vec<&experiment::RunPlan> = mine
         .iter()
         .copied()
@@ -520,6 +528,7 @@ pub fn run_experiment(
             .par_iter()
             .enumerate()
             .map(|(i, p)| {
+                let _running = crate::interrupt::running();
                 let bar = bars.run_bar(&p.id);
                 let hops = work.hops_hi[i];
                 let r = experiment::execute_with(&p.config, base, p, |pr| {
@@ -1163,6 +1172,10 @@ fn run(
     opts: &RunOpts,
 ) -> Result<()> {
     let quiet = opts.quiet || opts.dry_run;
+    if !opts.dry_run {
+        // Ctrl-C and SIGTERM say what is complete and how to resume before they stop us.
+        crate::interrupt::install();
+    }
     let (mut cfg, base) = load(config, set)?;
     if smoke {
         cfg = experiment::smoke(&cfg);

@@ -977,6 +977,34 @@ fn default_kinds(text: &str) -> (String, Vec<usize>) {
     (out, inserted)
 }
 
+/// A `[workload]` of kind `mix` is read as one tagged value, so an error inside one of its
+/// `[[workload.parts]]` points at `[workload]`'s header. When `line` is that header, the
+/// header line of the first part that does not read on its own (None: not that case, or the
+/// parts are written inline).
+fn part_header_line(text: &str, line: usize) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let bare = |l: &str| l.split('#').next().unwrap_or("").trim().to_string();
+    if bare(lines.get(line.checked_sub(1)?)?) != "[workload]" {
+        return None;
+    }
+    let table: toml::Table = toml::from_str(text).ok()?;
+    let parts = table.get("workload")?.get("parts")?.as_array()?;
+    let bad = parts.iter().position(|p| {
+        let mut p = p.clone();
+        if let Some(t) = p.as_table_mut() {
+            t.entry("kind")
+                .or_insert_with(|| toml::Value::String("poisson".into()));
+        }
+        crate::workload::WorkloadConfig::deserialize(p).is_err()
+    })?;
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| bare(l) == "[[workload.parts]]")
+        .nth(bad)
+        .map(|(i, _)| i + 1)
+}
+
 /// When a parse error points at a table's header line, the line within that table the error
 /// is about: the key an "unknown field" names, or the value an "invalid type/value" quotes.
 fn refine_line(text: &str, line: usize, msg: &str) -> usize {
@@ -1001,7 +1029,9 @@ fn refine_line(text: &str, line: usize, msg: &str) -> usize {
                     .is_some_and(|r| r.trim_start().starts_with('='))
             })
         })
-    } else if let Some(v) = between(msg, "string \"", "\"") {
+    } else if let Some(v) =
+        between(msg, "string \"", "\"").or_else(|| between(msg, "unknown variant `", "`"))
+    {
         let q = format!("\"{v}\"");
         Box::new(move |l: &str| l.contains(&q))
     } else if let Some(v) =
@@ -1054,6 +1084,7 @@ impl Config {
                     // Back to the user's numbering, then from a table header to the line the
                     // error is about (tagged tables report their header).
                     let line = line - inserted.iter().filter(|&&l| l < line).count();
+                    let line = part_header_line(text, line).unwrap_or(line);
                     format!("line {}: ", refine_line(text, line, &msg))
                 })
                 .unwrap_or_default();

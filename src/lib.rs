@@ -44,6 +44,7 @@ pub mod engine;
 pub mod experiment;
 pub mod fileid;
 pub mod ids;
+pub mod interrupt;
 pub mod lower;
 pub mod metrics;
 pub mod net;

@@ -294,6 +294,13 @@ impl DirLock {
     }
 }
 
+impl DirLock {
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 impl Drop for DirLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);

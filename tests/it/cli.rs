@@ -840,3 +840,89 @@ fn templates_validate_and_rdma_schemes_run_with_their_transports_defaults() {
         "static"
     );
 }
+
+/// Ctrl-C in the middle of an experiment: it stops with 130, saying how many runs are complete
+/// and the command that resumes it, releases the lock, and that command finishes the rest.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_experiment_says_what_is_complete_and_how_to_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Four runs of about a second each, one at a time.
+    let args = [
+        "run",
+        "-j",
+        "1",
+        "--set",
+        "seeds=2",
+        "--set",
+        "workload.flows=1500",
+    ];
+    let child = Command::new(env!("CARGO_BIN_EXE_dcsim"))
+        .args(args)
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let exp = tmp.path().join("results/default");
+    let complete = || {
+        std::fs::read_dir(&exp).map_or(0, |rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.path().join("complete").exists())
+                .count()
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while complete() == 0 && t0.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let done_before = complete();
+    assert!(done_before >= 1, "no run completed");
+    // SAFETY: sends SIGINT to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    if done_before == 4 {
+        // The machine was fast enough to finish before the signal: nothing to check.
+        return;
+    }
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("interrupted: "))
+        .unwrap_or_else(|| panic!("no summary: {err}"));
+    let n: usize = line["interrupted: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(n >= done_before && n < 4, "{line}");
+    assert!(
+        line.contains(" of 4 run(s) complete in results/default"),
+        "{line}"
+    );
+    let resume = err
+        .lines()
+        .skip_while(|l| *l != line)
+        .nth(1)
+        .unwrap()
+        .trim();
+    assert!(
+        resume.ends_with("--skip-existing") && resume.contains("seeds=2"),
+        "{resume}"
+    );
+    assert!(!exp.join(".lock").exists(), "the lock was left behind");
+    // The resume command, as printed (without the program's path), runs only what is missing.
+    let words: Vec<&str> = resume.split(' ').skip(1).collect();
+    let r = dcsim(&words, tmp.path());
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains(&format!("skipping {n} complete run(s), running {}", 4 - n)),
+        "{}",
+        stderr(&r)
+    );
+    assert_eq!(complete(), 4);
+}
