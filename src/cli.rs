@@ -173,7 +173,7 @@ pub fn transport_default_lines(c: &Config) -> Vec<String> {
             .collect();
         if !used.is_empty() {
             out.push(format!(
-                "{name} takes its transport's defaults (README, Defaults per transport): {}",
+                "{name} takes its transport's defaults (docs/config.md, Defaults per transport): {}",
                 used.join(", ")
             ));
         }
@@ -271,7 +271,7 @@ pub fn main() -> Result<()> {
             let dir = c.output_dir.join(&c.name);
             if c.plot.is_empty() {
                 eprintln!(
-                    "{}: no [[plot]] sections, so no figure to draw (add one; see [[plot]] in the README)",
+                    "{}: no [[plot]] sections, so no figure to draw (add one; see [[plot]] in docs/config.md)",
                     config.display()
                 );
                 return Ok(());
@@ -836,7 +836,7 @@ fn announce_work(
             );
         }
         format!(
-            "estimated work (rough: without retransmissions; README, Using it): the largest run {:.2e} to {:.2e} packet-hops; {} run(s) at -j {parallel}: {} to {} of wall time",
+            "estimated work (rough: without retransmissions; docs/usage.md): the largest run {:.2e} to {:.2e} packet-hops; {} run(s) at -j {parallel}: {} to {} of wall time",
             b.hops.0,
             b.hops.1,
             plans.len(),

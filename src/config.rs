@@ -3,7 +3,7 @@
 //!
 //! Every section and field is optional; omitted fields take the documented defaults. Unknown
 //! keys are errors (`deny_unknown_fields`). Quantities carry units in strings ("10Gbps", "1us",
-//! "64KiB"). The README's configuration reference lists every field; [`DEFAULT_CONFIG`] is the
+//! "64KiB"). `docs/config.md` lists every field; [`DEFAULT_CONFIG`] is the
 //! embedded default experiment run by `dcsim run` without arguments.
 //!
 //! A **scheme** is a named bundle of end-host and switch choices (transport, congestion
@@ -2096,7 +2096,7 @@ impl Config {
     /// when set, else one bandwidth-delay product of the topology's longest host-to-host
     /// path at the host line rate, at least one slice. The round trip is the ideal FCT of one
     /// full packet (`mss + header` bytes, store-and-forward) and its ACK (`header` bytes), as
-    /// in the README's ideal-FCT formula. [Reconstruction: the paper gives no value; the
+    /// in the ideal-FCT formula of `docs/outputs.md`. [Reconstruction: the paper gives no value; the
     /// summary says the byte limit "avoids path congestion", which a limit of about one BDP
     /// per path does and a larger one does not (`docs/reproduction/gpmp.md`).]
     pub fn gpmp_limit(&self) -> u64 {

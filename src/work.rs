@@ -7,7 +7,7 @@
 //! Deliberately rough and labelled as such: it does not model retransmissions, the flows a
 //! `stop_time` leaves unfinished (only the line-rate bound on what it lets through), queueing
 //! or the simulator's cost per event beyond packet-hops. The calibration, [`HOPS_PER_SEC`], is
-//! what `dcsim bench` measures for one core of this machine class (README, Performance):
+//! what `dcsim bench` measures for one core of this machine class (docs/performance.md):
 //! 6–9 M packet-hops/s for the TCP family, slower with RDMA, delay attribution and telemetry;
 //! the range's low end leaves room for those.
 

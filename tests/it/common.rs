@@ -82,7 +82,7 @@ pub fn assert_conserved(r: &RunResult) {
     }
     let sw = r.plan.config.switch_for(&r.plan.scheme);
     // A static port's size bounds its lossy traffic; lossless traffic is bounded per ingress
-    // (XOFF plus headroom), so with PFC an egress may hold more (README, `[switch.buffer]`).
+    // (XOFF plus headroom), so with PFC an egress may hold more (docs/config.md, `[switch.buffer]`).
     let static_cap = (sw.buffer.kind == dcsim::net::buffer::BufferKind::Static
         && sw.pfc.mask(sw.queues) == 0)
         .then_some(sw.buffer.per_port.0);

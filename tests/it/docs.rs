@@ -37,6 +37,10 @@ struct Snippet {
     file: String,
     line: usize,
     toml: String,
+    /// A configuration table's default for its key (else an example or an allowed value).
+    is_default: bool,
+    /// ... in the table of RDMA transports' defaults.
+    rdma: bool,
 }
 
 fn check(s: &Snippet, base: &Path) -> Result<(), String> {
@@ -91,6 +95,8 @@ fn snippets(file: &Path) -> Vec<Snippet> {
                 file: name.clone(),
                 line: start,
                 toml: lines[start..j].join("\n"),
+                is_default: false,
+                rdma: false,
             });
             i = j;
         }
@@ -142,10 +148,13 @@ fn snippets(file: &Path) -> Vec<Snippet> {
             file: name.clone(),
             line: line_of.get(at).copied().unwrap_or(0),
             toml: format!("[{section}]\n{}\n", assign.trim()),
+            is_default: false,
+            rdma: false,
         });
     }
     // Configuration tables.
     let mut ctx: Option<String> = None;
+    let mut rdma_table = false;
     for (n, l) in lines.iter().enumerate() {
         if l.starts_with('#') {
             let s = section_names(l);
@@ -158,6 +167,9 @@ fn snippets(file: &Path) -> Vec<Snippet> {
         {
             ctx = Some(sec.to_string());
             continue;
+        }
+        if l.starts_with("| key |") {
+            rdma_table = l.contains("| RDMA default |");
         }
         if !l.starts_with("| `") {
             continue;
@@ -180,12 +192,14 @@ fn snippets(file: &Path) -> Vec<Snippet> {
             }
             Some((ctx.clone(), key.to_string()))
         };
-        let mut push = |key: &str, value: &str| {
+        let mut push = |key: &str, value: &str, is_default: bool| {
             if let Some((sec, k)) = place(key) {
                 out.push(Snippet {
                     file: name.clone(),
                     line: n + 1,
                     toml: with_section(sec.as_deref(), &k, value),
+                    is_default,
+                    rdma: rdma_table,
                 });
             }
         };
@@ -195,7 +209,7 @@ fn snippets(file: &Path) -> Vec<Snippet> {
             .all(|c| c.starts_with('`') && c.ends_with('`'));
         if literal && defaults.len() == keys.len() {
             for (k, v) in keys.iter().zip(&defaults) {
-                push(k, v);
+                push(k, v, true);
             }
         }
         // Enumerated allowed values: `a`, `b`, `c`.
@@ -205,7 +219,7 @@ fn snippets(file: &Path) -> Vec<Snippet> {
             .all(|c| c.starts_with('`') && c.ends_with('`') && is_ident(&c[1..c.len() - 1]));
         if keys.len() == 1 && allowed.len() >= 2 && only_list {
             for v in allowed {
-                push(keys[0], &format!("\"{v}\""));
+                push(keys[0], &format!("\"{v}\""), false);
             }
         }
     }
@@ -256,6 +270,44 @@ fn every_config_snippet_in_the_docs_validates() {
         "only {count} snippets found: is the scanner broken?"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A documented default is the default: writing it out gives the config that leaving it out
+/// gives (compared as the manifest records a config, so "97500B" and "97.5KB" agree).
+#[test]
+fn every_documented_default_is_the_default() {
+    // RDMA transports' defaults: the config a DCQCN run gets.
+    let dcqcn = dcsim::scheme::Scheme::parse("DCQCN").unwrap();
+    let as_run = |text: &str, rdma: bool| -> Option<serde_json::Value> {
+        let c = if rdma {
+            let c = Config::parse(&format!("schemes = [\"DCQCN\"]\n{text}"), "<doc>").ok()?;
+            c.for_scheme("DCQCN", &dcqcn, "<doc>").ok()?
+        } else {
+            Config::parse(text, "<doc>").ok()?
+        };
+        Some(serde_json::to_value(c).unwrap())
+    };
+    let base = as_run("", false).unwrap();
+    let base_rdma = as_run("", true).unwrap();
+    let mut wrong = Vec::new();
+    let mut count = 0;
+    for f in markdown_files() {
+        for s in snippets(&f).into_iter().filter(|s| s.is_default) {
+            let Some(v) = as_run(&s.toml, s.rdma) else {
+                continue; // reported by every_config_snippet_in_the_docs_validates
+            };
+            count += 1;
+            let base = if s.rdma { &base_rdma } else { &base };
+            if &v != base {
+                wrong.push(format!(
+                    "{}:{}: not the default:\n{}",
+                    s.file, s.line, s.toml
+                ));
+            }
+        }
+    }
+    assert!(count > 60, "only {count} documented defaults found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -342,6 +394,63 @@ fn repository_text_files() -> Vec<PathBuf> {
     v
 }
 
+/// The anchors a Markdown renderer gives the headings of `text` (GitHub's rule: lower case,
+/// punctuation dropped, spaces to hyphens, a repeated heading numbered -1, -2, ...), outside
+/// code blocks.
+fn heading_anchors(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut fence = false;
+    for l in text.lines() {
+        if l.trim_start().starts_with("```") {
+            fence = !fence;
+            continue;
+        }
+        if fence || !l.starts_with('#') {
+            continue;
+        }
+        let title = l.trim_start_matches('#');
+        if !title.starts_with(' ') {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_' || *c == ' ')
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = out
+            .iter()
+            .filter(|o| {
+                *o == &slug
+                    || o.strip_prefix(slug.as_str())
+                        .and_then(|r| r.strip_prefix('-'))
+                        .is_some_and(|r| r.parse::<u32>().is_ok())
+            })
+            .count();
+        out.push(if n == 0 { slug } else { format!("{slug}-{n}") });
+    }
+    out
+}
+
+#[test]
+fn markdown_anchors_follow_the_renderers_rule() {
+    let a = heading_anchors(
+        "# Top\n## `[[failures]]` and `[routing] convergence`\n```sh\n# not a heading\n```\n\
+         ### Defaults per transport\n## Notes\n## Notes\n#hashtag\n",
+    );
+    assert_eq!(
+        a,
+        [
+            "top",
+            "failures-and-routing-convergence",
+            "defaults-per-transport",
+            "notes",
+            "notes-1"
+        ]
+    );
+}
+
 #[test]
 fn no_doc_or_source_points_outside_the_repository() {
     let mut bad = Vec::new();
@@ -376,12 +485,32 @@ fn no_doc_or_source_points_outside_the_repository() {
                 let target = &rest[..end];
                 rest = &rest[end..];
                 let path = target.split('#').next().unwrap_or("");
-                if path.is_empty() || path.contains("://") || path.starts_with("mailto:") {
+                if target.contains("://") || target.starts_with("mailto:") {
                     continue;
                 }
-                let full = dir.join(path);
+                let anchor = target.split_once('#').map(|(_, a)| a);
+                let full = if path.is_empty() {
+                    f.clone()
+                } else {
+                    dir.join(path)
+                };
                 match std::fs::canonicalize(&full) {
-                    Ok(c) if c.starts_with(&root) => {}
+                    Ok(c) if c.starts_with(&root) => {
+                        if let Some(a) = anchor
+                            && c.extension().is_some_and(|e| e == "md")
+                        {
+                            let text = std::fs::read_to_string(&c).unwrap_or_default();
+                            let have = heading_anchors(&text);
+                            if !have.iter().any(|h| h == a) {
+                                bad.push(format!(
+                                    "{}:{}: link {target}: {} has no heading #{a}",
+                                    f.display(),
+                                    i + 1,
+                                    c.display()
+                                ));
+                            }
+                        }
+                    }
                     Ok(c) => bad.push(format!(
                         "{}:{}: link {target} leaves the repository ({})",
                         f.display(),

@@ -106,7 +106,7 @@ fn flow_lists_are_read_strictly() {
 
 #[test]
 fn a_config_with_a_comma_value_validates_like_any_other() {
-    // The value the README documents for size_cdf.
+    // The value docs/config.md documents for size_cdf.
     cfg("[workload]\nkind = \"poisson\"\nsize_cdf = \"uniform(10KB, 20KB)\"\n");
 }
 
