@@ -225,6 +225,14 @@ pub struct ReductionStats {
     pub by_window: Vec<u64>,
     /// Reductions after which exponents 0.5 and 2 would have left the same whole window.
     pub same_window_half_vs_two: u64,
+    /// The bins of the priority exponent (`tcp::EXPONENT_BINS`), and reductions per bin by
+    /// the exponent in force; flows per bin by their exponent when they ended.
+    pub exponent_bins: Vec<&'static str>,
+    pub by_exponent: Vec<u64>,
+    pub flows_by_exponent_at_end: Vec<u64>,
+    /// Flows by their DCTCP-family alpha when they ended, in 100 bins of 0.01 (the last
+    /// holds 0.99..=1); empty for controllers without an alpha.
+    pub flows_by_alpha_at_end: Vec<u64>,
 }
 
 /// The result of one run.
@@ -1056,6 +1064,13 @@ impl Recorder {
                             tag,
                             window_bins: crate::transport::tcp::REDUCTION_BINS.to_vec(),
                             by_window: vec![0; crate::transport::tcp::REDUCTION_BINS.len()],
+                            exponent_bins: crate::transport::tcp::EXPONENT_BINS.to_vec(),
+                            by_exponent: vec![0; crate::transport::tcp::EXPONENT_BINS.len()],
+                            flows_by_exponent_at_end: vec![
+                                0;
+                                crate::transport::tcp::EXPONENT_BINS
+                                    .len()
+                            ],
                             ..Default::default()
                         },
                     ));
@@ -1070,6 +1085,17 @@ impl Recorder {
                 *a += b as u64;
             }
             r.same_window_half_vs_two += snd.reductions_same_window as u64;
+            for (a, b) in r.by_exponent.iter_mut().zip(snd.reductions_by_exponent) {
+                *a += b as u64;
+            }
+            r.flows_by_exponent_at_end
+                [crate::transport::tcp::exponent_bin(snd.exponent.unwrap_or(1.0))] += 1;
+            if let Some(a) = snd.alpha {
+                if r.flows_by_alpha_at_end.is_empty() {
+                    r.flows_by_alpha_at_end = vec![0; 100];
+                }
+                r.flows_by_alpha_at_end[((a * 100.0).floor().max(0.0) as usize).min(99)] += 1;
+            }
         }
         let (retx, to) = match &tcp {
             Some(c) => (c.retransmits, c.timeouts),

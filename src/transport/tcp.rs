@@ -341,10 +341,32 @@ pub struct TcpSender<C: WindowCc> {
     /// ECN reductions after which the exponents 0.5 and 2 would have left the same whole
     /// window (`floor(W·(1 − alpha^e/2))`): how much room the priority exponent has.
     pub reductions_same_window: u32,
+    /// ECN reductions by the priority exponent in force (bins [`exponent_bin`]); all in the
+    /// bin of 1 for controllers without one.
+    pub reductions_by_exponent: [u32; EXPONENT_BINS.len()],
 }
 
 /// Lower bounds (segments) of the bins of [`TcpSender::reductions_by_window`].
 pub const REDUCTION_BINS: [u32; 7] = [0, 2, 3, 4, 5, 8, 16];
+
+/// The bins of a priority exponent (PDTCP's `p`, clipped to [0.5, 2]): at the floor, between
+/// it and 1, exactly 1, between 1 and the ceiling, at the ceiling.
+pub const EXPONENT_BINS: [&str; 5] = ["0.5", "(0.5,1)", "1", "(1,2)", "2"];
+
+/// The bin of [`EXPONENT_BINS`] exponent `e` falls in.
+pub fn exponent_bin(e: f64) -> usize {
+    if e <= 0.5 {
+        0
+    } else if e < 1.0 {
+        1
+    } else if e == 1.0 {
+        2
+    } else if e < 2.0 {
+        3
+    } else {
+        4
+    }
+}
 
 impl<C: WindowCc> TcpSender<C> {
     pub fn new(size: u64, p: &TcpParams, cc: &C) -> Self {
@@ -371,6 +393,7 @@ impl<C: WindowCc> TcpSender<C> {
             ecn_reductions: 0,
             reductions_by_window: [0; REDUCTION_BINS.len()],
             reductions_same_window: 0,
+            reductions_by_exponent: [0; EXPONENT_BINS.len()],
         }
     }
 
@@ -547,6 +570,7 @@ impl<C: WindowCc> TcpSender<C> {
             if whole(0.5) == whole(2.0) {
                 self.reductions_same_window += 1;
             }
+            self.reductions_by_exponent[exponent_bin(cc.exponent(&self.cc).unwrap_or(1.0))] += 1;
             self.cwnd = (self.cwnd * (1.0 - penalty / 2.0)).max(p.min_cwnd);
             self.ssthresh = self.cwnd.max(p.min_cwnd);
             self.cwr_end = self.snd_nxt;
@@ -686,6 +710,7 @@ pub struct TcpStats {
     pub ecn_reductions: u64,
     pub reductions_by_window: [u32; REDUCTION_BINS.len()],
     pub reductions_same_window: u32,
+    pub reductions_by_exponent: [u32; EXPONENT_BINS.len()],
     /// Data packets that carried nothing new to the receiver.
     pub duplicates: u64,
 }
@@ -735,6 +760,7 @@ impl<C: WindowCc> Tcp<C> {
             ecn_reductions: snd.ecn_reductions,
             reductions_by_window: snd.reductions_by_window,
             reductions_same_window: snd.reductions_same_window,
+            reductions_by_exponent: snd.reductions_by_exponent,
             duplicates: rcv.duplicates,
         }
     }
@@ -879,6 +905,16 @@ impl<C: WindowCc> Protocol for Tcp<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exponent_bins_separate_the_clip_bounds_and_one() {
+        let bins: Vec<usize> = [0.5, 0.50001, 0.99, 1.0, 1.01, 1.99, 2.0]
+            .iter()
+            .map(|&e| exponent_bin(e))
+            .collect();
+        assert_eq!(bins, [0, 1, 1, 2, 3, 3, 4]);
+        assert_eq!(EXPONENT_BINS.len(), 5);
+    }
 
     use crate::transport::cc::pdtcp::ExponentPolicy;
     use crate::transport::cc::{Dctcp, Pdtcp, Reno};

@@ -297,6 +297,22 @@ fn pdtcp_pa_mechanism_reduced() {
             .unwrap();
         assert_eq!(red.by_window.iter().sum::<u64>(), red.reductions);
         assert!(red.same_window_half_vs_two <= red.reductions);
+        // The exponent is pinned, so every reduction and every response's end sits in its
+        // bin (0.5: the floor, 2: the ceiling); every response has an alpha at its end.
+        assert_eq!(red.by_exponent.iter().sum::<u64>(), red.reductions);
+        let bin = if r.plan.id.contains("fixed_p=0.5") {
+            0
+        } else {
+            4
+        };
+        assert_eq!(red.by_exponent[bin], red.reductions, "{}", r.plan.id);
+        assert_eq!(
+            red.flows_by_exponent_at_end[bin], red.flows,
+            "{}",
+            r.plan.id
+        );
+        assert_eq!(red.flows_by_alpha_at_end.len(), 100);
+        assert_eq!(red.flows_by_alpha_at_end.iter().sum::<u64>(), red.flows);
     }
 }
 
