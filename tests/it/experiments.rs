@@ -317,6 +317,22 @@ fn pdtcp_pa_mechanism_reduced() {
 }
 
 #[test]
+fn pdtcp_pa_heavy_reduced() {
+    // Three background loads for four schemes; AM's decisions are counted at every switch,
+    // and the AM schemes detour or mark some packets while the hash schemes never do.
+    let (_t, rs, c) = run_reduced("experiments/pdtcp/pa_heavy.toml");
+    assert_eq!(rs.len(), c.schemes.len() * 2);
+    for r in &rs {
+        let t = &r.totals;
+        assert!(t.lb_hash > 0, "{}", r.plan.id);
+        if r.plan.scheme.name.ends_with("+FH") {
+            assert_eq!(t.lb_other + t.lb_congested, 0, "{}", r.plan.id);
+        }
+        assert!(t.spurious_retx <= t.retransmits, "{}", r.plan.id);
+    }
+}
+
+#[test]
 fn cc_irn_reduced() {
     // RoCE (DCQCN, PFC, go-back-N) against IRN (no PFC, selective repeat): both deliver every
     // message; IRN's switches never pause, RoCE's never drop.
