@@ -52,6 +52,17 @@ fn gpmp_load_reduced() {
 }
 
 #[test]
+fn gpmp_proxies_reduced() {
+    // SRM-like at two chunk sizes and two loads: every message finishes on a lossless fabric.
+    let (_t, rs, _) = run_reduced("experiments/gpmp/proxies.toml");
+    assert_eq!(rs.len(), 4);
+    for r in &rs {
+        assert_eq!(r.totals.drops, 0, "{}", r.plan.id);
+        assert_eq!(r.totals.finished, r.totals.flows, "{}", r.plan.id);
+    }
+}
+
+#[test]
 fn gpmp_ablation_reduced() {
     let (_t, rs, _) = run_reduced("experiments/gpmp/ablation.toml");
     assert!(rs.iter().all(|r| r.totals.finished == r.totals.flows));
