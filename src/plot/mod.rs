@@ -6,7 +6,10 @@
 //! only (plotters' SVG backend, no system font libraries), drawn as lines with markers and
 //! min–max whiskers, one colour per series, with a legend.
 
+mod attribution;
 pub mod spec;
+mod ticks;
+pub use attribution::{attribution_bars, attribution_csv, draw_attribution};
 
 pub use spec::{PlotKind, PlotSpec, SIZE_STATS};
 
@@ -16,6 +19,7 @@ use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
+use ticks::{bytes_label, log_ticks, number_label};
 
 /// Distinct series colours (ColorBrewer Set1, then black).
 const COLORS: [(u8, u8, u8); 11] = [
@@ -459,61 +463,6 @@ pub fn draw_svg(
     Ok(())
 }
 
-/// A tick of a log axis, at `at` = log10(`value`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct LogTick {
-    at: f64,
-    value: f64,
-    label: bool,
-}
-
-/// The ticks of a log axis spanning log10 values `lo..=hi`: a tick at each 1..9 × 10^k; labels
-/// at 1, 2 and 5 × 10^k when the axis spans at most three decades, at the decades otherwise
-/// (the minor ticks then carry no label).
-fn log_ticks(lo: f64, hi: f64) -> Vec<LogTick> {
-    let mut out = Vec::new();
-    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
-        return out;
-    }
-    let fine = hi - lo <= 3.0 + 1e-9;
-    for k in (lo.floor() as i32)..=(hi.ceil() as i32) {
-        for m in 1..=9 {
-            let value = m as f64 * 10f64.powi(k);
-            let at = value.log10();
-            if at < lo - 1e-9 || at > hi + 1e-9 {
-                continue;
-            }
-            let label = m == 1 || (fine && (m == 2 || m == 5));
-            out.push(LogTick { at, value, label });
-        }
-    }
-    out
-}
-
-/// A tick value for people: 1, 20, 500, 1000, 0.5 (no floating-point noise).
-fn number_label(v: f64) -> String {
-    if v >= 1.0 {
-        format!("{v:.0}")
-    } else {
-        let t = format!("{v:.6}");
-        t.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
-}
-
-/// A size for people: 500 B, 20 KB, 10 MB, 1 GB (powers of 1000, as the configs write them).
-fn bytes_label(v: f64) -> String {
-    let (div, unit) = if v >= 1e9 {
-        (1e9, "GB")
-    } else if v >= 1e6 {
-        (1e6, "MB")
-    } else if v >= 1e3 {
-        (1e3, "KB")
-    } else {
-        (1.0, "B")
-    };
-    format!("{} {unit}", number_label((v / div * 1e6).round() / 1e6))
-}
-
 /// The x values of a sweep figure that are not numbers, at their positions (empty when every
 /// value is a number).
 fn categories(spec: &PlotSpec, series: &[(String, Vec<Point>)]) -> Vec<(f64, String)> {
@@ -834,160 +783,6 @@ pub fn queue_table_csv(series: &[(String, Vec<Point>)]) -> String {
     t.finish()
 }
 
-/// Number of delay-attribution components.
-const N_ATTR: usize = crate::sim::attrib::Attribution::NAMES.len();
-
-/// Per scheme, the mean over seeds of each attribution component of `spec.class` at `at`.
-pub fn attribution_bars(
-    spec: &PlotSpec,
-    rows: &[Row],
-    scheme_order: &[String],
-) -> Vec<(String, [f64; N_ATTR])> {
-    let mut out = Vec::new();
-    for scheme in scheme_order {
-        if !spec.shows(scheme) {
-            continue;
-        }
-        let mut v = [0.0; N_ATTR];
-        let mut n = 0;
-        for r in rows_at(spec, rows, scheme, &spec.class) {
-            let vals: Vec<f64> = crate::columns::summary_attribution()
-                .iter()
-                .map(|(c, _)| r.values.get(c.as_str()).copied().unwrap_or(f64::NAN))
-                .collect();
-            if vals.iter().any(|x| x.is_nan()) {
-                continue;
-            }
-            n += 1;
-            for (a, x) in v.iter_mut().zip(vals) {
-                *a += x;
-            }
-        }
-        if n > 0 {
-            v.iter_mut().for_each(|a| *a /= n as f64);
-            out.push((scheme.clone(), v));
-        }
-    }
-    out
-}
-
-/// The table of an attribution figure as CSV.
-pub fn attribution_csv(bars: &[(String, [f64; N_ATTR])]) -> String {
-    let mut header = vec!["scheme".to_string()];
-    header.extend(
-        crate::columns::summary_attribution()
-            .into_iter()
-            .map(|(c, _)| c),
-    );
-    header.push("total_us".into());
-    let mut t = CsvTable::new(header);
-    for (name, v) in bars {
-        let mut row = vec![name.clone()];
-        row.extend(v.iter().map(|x| x.to_string()));
-        row.push(v.iter().sum::<f64>().to_string());
-        t.row(row);
-    }
-    t.finish()
-}
-
-/// Draws the stacked bars of an attribution figure as SVG at `path`.
-pub fn draw_attribution(
-    spec: &PlotSpec,
-    bars: &[(String, [f64; N_ATTR])],
-    path: &Path,
-) -> Result<(), String> {
-    if bars.is_empty() {
-        return Err(format!(
-            "{}: no attribution data (runs without [metrics] attribution, or no flows of class {})",
-            spec.file, spec.class
-        ));
-    }
-    let top = bars
-        .iter()
-        .map(|(_, v)| v.iter().sum::<f64>())
-        .fold(0.0, f64::max)
-        .max(1e-9)
-        * 1.08;
-    let n = bars.len();
-    let root = SVGBackend::new(path, (CHART_W + LEGEND_W, FIG_H)).into_drawing_area();
-    let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    let (plot_area, legend_area) = root.split_horizontally(CHART_W);
-    let mut chart = ChartBuilder::on(&plot_area)
-        .caption(&spec.title, ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(-0.6f64..(n as f64 - 0.4), 0.0..top)
-        .map_err(|x| e(&x))?;
-    let fmt_lin = |v: &f64| {
-        let t = format!("{:.6}", v);
-        t.trim_end_matches('0').trim_end_matches('.').to_string()
-    };
-    let names: Vec<String> = bars.iter().map(|(s, _)| s.clone()).collect();
-    let x_fmt = move |v: &f64| {
-        let i = v.round();
-        if (v - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < names.len() {
-            names[i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(4 * n + 1)
-        .x_label_formatter(&x_fmt)
-        .y_label_formatter(&fmt_lin)
-        .x_desc(spec.x_label.clone().unwrap_or_else(|| "scheme".into()))
-        .y_desc(
-            spec.y_label
-                .clone()
-                .unwrap_or_else(|| format!("mean FCT components, {} (µs)", spec.class)),
-        )
-        .draw()
-        .map_err(|x| e(&x))?;
-    for k in 0..N_ATTR {
-        let (r, g, b) = COLORS[k % COLORS.len()];
-        let color = RGBColor(r, g, b).to_rgba();
-        let rects: Vec<Rectangle<(f64, f64)>> = bars
-            .iter()
-            .enumerate()
-            .map(|(i, (_, v))| {
-                let lo: f64 = v[..k].iter().sum();
-                let x = i as f64;
-                Rectangle::new([(x - 0.35, lo), (x + 0.35, lo + v[k])], color.filled())
-            })
-            .collect();
-        chart.draw_series(rects).map_err(|x| e(&x))?;
-    }
-    // Each bar's total above it: the small ones are unreadable on a shared linear axis.
-    let style = ("sans-serif", 13).into_font().color(&BLACK);
-    for (i, (_, v)) in bars.iter().enumerate() {
-        let total: f64 = v.iter().sum();
-        let text = if total >= 100.0 {
-            format!("{total:.0} us")
-        } else {
-            format!("{total:.1} us")
-        };
-        chart
-            .draw_series(std::iter::once(Text::new(
-                text,
-                (i as f64 - 0.3, total + top * 0.055),
-                style.clone(),
-            )))
-            .map_err(|x| e(&x))?;
-    }
-    let entries: Vec<(String, usize)> = crate::columns::ATTRIBUTION
-        .iter()
-        .enumerate()
-        .map(|(k, (_, l))| (l.to_string(), k))
-        .collect();
-    draw_legend(&legend_area, &entries, Swatch::Block).map_err(|x| e(&x))?;
-    root.present().map_err(|x| e(&x))?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1039,49 +834,6 @@ mod tests {
         assert_eq!(read_flows(text, "tag:query").unwrap().len(), 1);
         assert_eq!(read_flows(text, ">=50KB").unwrap()[0].fct_us, 9.0);
         assert_eq!(read_flows(text, "deadline:20ms").unwrap().len(), 1);
-    }
-
-    fn labels(lo: f64, hi: f64) -> Vec<f64> {
-        log_ticks(lo, hi)
-            .into_iter()
-            .filter(|t| t.label)
-            .map(|t| t.value)
-            .collect()
-    }
-
-    #[test]
-    fn log_axes_label_1_2_5_up_to_three_decades_and_decades_beyond() {
-        // 1..100: every 1..9 x 10^k is a tick, 1, 2 and 5 are labelled.
-        let t = log_ticks(0.0, 2.0);
-        assert_eq!(t.len(), 19);
-        assert_eq!(
-            labels(0.0, 2.0),
-            vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
-        );
-        // An axis that starts inside a decade: 300..8000.
-        let (lo, hi) = (300f64.log10(), 8000f64.log10());
-        assert_eq!(labels(lo, hi), vec![500.0, 1000.0, 2000.0, 5000.0]);
-        assert_eq!(log_ticks(lo, hi).first().unwrap().value, 300.0);
-        assert_eq!(log_ticks(lo, hi).last().unwrap().value, 8000.0);
-        // Five decades: decades only, minor ticks kept unlabelled.
-        assert_eq!(labels(0.0, 5.0), vec![1.0, 10.0, 100.0, 1e3, 1e4, 1e5]);
-        assert_eq!(log_ticks(0.0, 5.0).len(), 46);
-        // Below one, and degenerate spans.
-        assert_eq!(labels(-1.0, 0.0), vec![0.1, 0.2, 0.5, 1.0]);
-        assert!(log_ticks(1.0, 1.0).is_empty());
-        assert!(log_ticks(f64::NAN, 1.0).is_empty());
-    }
-
-    #[test]
-    fn tick_labels_read_as_numbers_and_sizes() {
-        assert_eq!(number_label(20.0), "20");
-        assert_eq!(number_label(10f64.powf(0.2f64.log10())), "0.2");
-        assert_eq!(number_label(5000.0), "5000");
-        assert_eq!(bytes_label(500.0), "500 B");
-        assert_eq!(bytes_label(2000.0), "2 KB");
-        assert_eq!(bytes_label(1e7), "10 MB");
-        assert_eq!(bytes_label(2.5e5), "250 KB");
-        assert_eq!(bytes_label(3e9), "3 GB");
     }
 
     fn spec(toml_text: &str) -> PlotSpec {
