@@ -528,3 +528,82 @@ fn no_doc_or_source_points_outside_the_repository() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// The status cells (third column) of the `## Coverage` table of a reproduction document.
+fn coverage_statuses(md: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut in_section = false;
+    for (i, line) in md.lines().enumerate() {
+        if line.starts_with("## ") {
+            in_section = line == "## Coverage";
+            continue;
+        }
+        if !in_section || !line.starts_with('|') || line.starts_with("|---") {
+            continue;
+        }
+        // Cells are split on '|' outside inline code (statuses quote `a | b` options).
+        let mut cells = Vec::new();
+        let (mut cur, mut code) = (String::new(), false);
+        for ch in line.chars() {
+            match ch {
+                '`' => {
+                    code = !code;
+                    cur.push(ch);
+                }
+                '|' if !code => cells.push(std::mem::take(&mut cur)),
+                _ => cur.push(ch),
+            }
+        }
+        if cells.len() >= 4 && cells[1].trim() != "paper" {
+            out.push((i + 1, cells[3].trim().to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_reproduction_status_is_one_of_four() {
+    // A coverage table states, for every claim, one of: reproduced (same setup, within a
+    // stated tolerance), direction reproduced (reconstructed setup, named), diverges (with its
+    // measured cause), not modelled (with why); nothing vaguer.
+    const LABELS: [&str; 4] = [
+        "**reproduced**",
+        "**direction reproduced**",
+        "**diverges**",
+        "**not modelled",
+    ];
+    const VAGUE: [&str; 5] = [
+        "not reproduced",
+        "not reproducible",
+        "as stated |",
+        "nothing to compare",
+        "reproduced, stronger",
+    ];
+    for doc in ["docs/reproduction/gpmp.md", "docs/reproduction/pdtcp.md"] {
+        let md = std::fs::read_to_string(doc).unwrap();
+        let rows = coverage_statuses(&md);
+        assert!(rows.len() >= 10, "{doc}: coverage table not found");
+        for (line, status) in rows {
+            assert!(
+                LABELS.iter().any(|l| status.contains(l)),
+                "{doc}:{line}: status names none of the four labels: {status}"
+            );
+            for v in VAGUE {
+                assert!(
+                    !status.contains(v),
+                    "{doc}:{line}: vague status `{v}`: {status}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_coverage_scanner_reads_cells() {
+    let md = "## Coverage\n\n| paper | exp | status |\n|---|---|---|\n\
+              | a | `x \\| y` | **diverges**: z |\n\n## Next\n| b | c | d |\n";
+    assert_eq!(
+        coverage_statuses(md),
+        vec![(5, "**diverges**: z".to_string())]
+    );
+}

@@ -344,6 +344,22 @@ fn pdtcp_pa_heavy_reduced() {
 }
 
 #[test]
+fn pdtcp_seq_heavy_reduced() {
+    // Two workflow rates by two background loads for four schemes; only the AM schemes ever
+    // leave the hash port.
+    let (_t, rs, c) = run_reduced("experiments/pdtcp/seq_heavy.toml");
+    assert_eq!(rs.len(), c.schemes.len() * 4);
+    for r in &rs {
+        let t = &r.totals;
+        assert!(t.lb_hash > 0, "{}", r.plan.id);
+        if r.plan.scheme.name.ends_with("+FH") {
+            assert_eq!(t.lb_other + t.lb_congested, 0, "{}", r.plan.id);
+        }
+        assert!(t.spurious_retx <= t.retransmits, "{}", r.plan.id);
+    }
+}
+
+#[test]
 fn cc_irn_reduced() {
     // RoCE (DCQCN, PFC, go-back-N) against IRN (no PFC, selective repeat): both deliver every
     // message; IRN's switches never pause, RoCE's never drop.
