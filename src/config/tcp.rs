@@ -1,0 +1,168 @@
+//! The window transports' sections: `[packet]`, `[tcp]`, `[dctcp]`, `[d2tcp]`, `[pdtcp]`,
+//! `[pfabric]`, and the TCP-side load balancers `[am]` and `[flowlet]`. Schema and defaults
+//! only; the checks are in `validate`.
+
+use super::*;
+
+/// `[packet]`: packet sizes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PacketConfig {
+    /// Payload bytes per full data packet (TCP MSS), 64B..=9000B. Default 1460B.
+    pub mss: Bytes,
+    /// Header bytes added to every packet on the wire, data and ACK alike, 20B..=200B.
+    /// Default 78B: TCP/IPv4 40 + Ethernet 18 + preamble and inter-frame gap 20.
+    pub header: Bytes,
+}
+
+impl Default for PacketConfig {
+    fn default() -> Self {
+        PacketConfig {
+            mss: Bytes(1460),
+            header: Bytes(78),
+        }
+    }
+}
+
+/// `[tcp]`: TCP parameters shared by the TCP-family schemes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    /// Initial window in segments, 1..=1000. Default 10.
+    pub init_cwnd: f64,
+    /// Minimum window in segments, 1..=10. Default 1.
+    pub min_cwnd: f64,
+    /// Minimum retransmission timeout, 1us..=10s. Default 10ms (the DCTCP paper's testbed).
+    pub rto_min: SimTime,
+    /// Maximum retransmission timeout (backoff cap), >= rto_min. Default 1s.
+    pub rto_max: SimTime,
+    /// Timeout before the first RTT sample. Default: rto_min.
+    pub rto_init: Option<SimTime>,
+    /// Factor applied to the timeout at each expiry, 1..=16. Default 2.
+    pub rto_backoff: f64,
+    /// Duplicate-ACK / SACK threshold for fast retransmit, 1..=1000. Default 3.
+    pub dupthresh: u32,
+    /// Largest window: "none", "bdp" (the network's largest bandwidth-delay product, as
+    /// `[rdma] window`) or a size; in segments of `mss` payload bytes, at least one. Default
+    /// "none".
+    pub max_window: WindowSpec,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            init_cwnd: 10.0,
+            min_cwnd: 1.0,
+            rto_min: SimTime::from_ms(10),
+            rto_max: SimTime::from_ms(1000),
+            rto_init: None,
+            rto_backoff: 2.0,
+            dupthresh: 3,
+            max_window: WindowSpec::None,
+        }
+    }
+}
+
+/// `[dctcp]`: DCTCP parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DctcpConfig {
+    /// Gain of the alpha estimator, (0, 1]. Default 1/16.
+    pub g: f64,
+    /// Initial alpha, [0, 1]. Default 1.0 (RFC 8257, Linux, ns-3).
+    pub init_alpha: f64,
+}
+
+impl Default for DctcpConfig {
+    fn default() -> Self {
+        DctcpConfig {
+            g: 1.0 / 16.0,
+            init_alpha: 1.0,
+        }
+    }
+}
+
+/// `[d2tcp]`: D2TCP (gain and initial alpha come from `[dctcp]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct D2tcpConfig {
+    /// Exponent after a missed deadline, [0.5, 2]. Default 0.5 (FujiZ ns-3; Linux uses 1).
+    pub missed_d: f64,
+}
+
+impl Default for D2tcpConfig {
+    fn default() -> Self {
+        D2tcpConfig { missed_d: 0.5 }
+    }
+}
+
+/// `[pdtcp]`: PDTCP (gain and initial alpha come from `[dctcp]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PdtcpConfig {
+    /// Priority form: "rd_over_ra" (default, the reconstruction), "tc_over_d" (D2TCP's),
+    /// "rd_over_chost".
+    pub policy: crate::transport::cc::pdtcp::ExponentPolicy,
+    /// Sticky early flip to p = 0.5 once the deadline is missed or out of reach. Default true.
+    pub flip: bool,
+    /// Pin the exponent to this value, [0.5, 2] (the analysis check). Default: none.
+    pub fixed_p: Option<f64>,
+}
+
+impl Default for PdtcpConfig {
+    fn default() -> Self {
+        PdtcpConfig {
+            policy: crate::transport::cc::pdtcp::ExponentPolicy::RdOverRa,
+            flip: true,
+            fixed_p: None,
+        }
+    }
+}
+
+/// `[pfabric]`: pFabric's end host (Alizadeh et al., SIGCOMM 2013, from its published
+/// description; the switch side is the `pfabric` scheduler with priority dropping).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfabricConfig {
+    /// Initial window in segments, 1..=10000. Default: one bandwidth-delay product of the
+    /// longest host-to-host path, in full packets, rounded up ("flows start at line rate").
+    pub init_cwnd: Option<f64>,
+    /// Largest window in segments, >= init_cwnd. Default: none (TCP's window growth).
+    pub max_cwnd: Option<f64>,
+    /// Retransmission timeout, fixed (no backoff), 1us..=10s. Default: three unloaded round
+    /// trips of the longest path (the paper: about 3 RTTs).
+    pub rto: Option<SimTime>,
+    /// Switch buffer per egress port (static), >= one packet. Default: two bandwidth-delay
+    /// products of the longest path at the host rate (the paper's small buffers, 2 x BDP).
+    pub buffer: Option<Bytes>,
+}
+
+/// `[am]`: PDTCP's adaptive multipath at switches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct AmConfig {
+    /// Congestion threshold T_am (an egress queue at or above it is congested). Default: the
+    /// ECN step threshold K of `[switch] ecn` (PDTCP reconstruction §10 item 6), else 30KB.
+    pub threshold: Option<Bytes>,
+}
+
+/// `[flowlet]`: flowlet switching at switches (the `flowlet` load balancer, `+LetFlow`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlowletConfig {
+    /// Inactivity gap that ends a flowlet, 1us..=1s. Default 500us (CONGA's flowlet timeout,
+    /// LetFlow's hardware setting).
+    pub gap: SimTime,
+    /// Flowlet-table entries per switch, a power of two in 1..=1048576 (flows whose hashes
+    /// collide share an entry). Default 4096.
+    pub table: u32,
+}
+
+impl Default for FlowletConfig {
+    fn default() -> Self {
+        FlowletConfig {
+            gap: SimTime::from_us(500),
+            table: 4096,
+        }
+    }
+}
