@@ -327,13 +327,10 @@ fn pdtcp_pa_mechanism_reduced() {
     }
 }
 
-#[test]
-fn pdtcp_pa_heavy_reduced() {
-    // Three background loads for four schemes; AM's decisions are counted at every switch,
-    // and the AM schemes detour or mark some packets while the hash schemes never do.
-    let (_t, rs, c) = run_reduced("experiments/pdtcp/pa_heavy.toml");
-    assert_eq!(rs.len(), c.schemes.len() * 2);
-    for r in &rs {
+/// AM's decisions are counted at every switch; flow-hashing schemes never leave the hash port
+/// nor mark for lack of an uncongested one; spurious retransmissions are a subset.
+fn assert_am_decisions(rs: &[dcsim::experiment::RunResult]) {
+    for r in rs {
         let t = &r.totals;
         assert!(t.lb_hash > 0, "{}", r.plan.id);
         if r.plan.scheme.name.ends_with("+FH") {
@@ -344,19 +341,21 @@ fn pdtcp_pa_heavy_reduced() {
 }
 
 #[test]
+fn pdtcp_pa_heavy_reduced() {
+    // Three background loads for four schemes; AM's decisions are counted at every switch,
+    // and the AM schemes detour or mark some packets while the hash schemes never do.
+    let (_t, rs, c) = run_reduced("experiments/pdtcp/pa_heavy.toml");
+    assert_eq!(rs.len(), c.schemes.len() * 2);
+    assert_am_decisions(&rs);
+}
+
+#[test]
 fn pdtcp_seq_heavy_reduced() {
     // Two workflow rates by two background loads for four schemes; only the AM schemes ever
     // leave the hash port.
     let (_t, rs, c) = run_reduced("experiments/pdtcp/seq_heavy.toml");
     assert_eq!(rs.len(), c.schemes.len() * 4);
-    for r in &rs {
-        let t = &r.totals;
-        assert!(t.lb_hash > 0, "{}", r.plan.id);
-        if r.plan.scheme.name.ends_with("+FH") {
-            assert_eq!(t.lb_other + t.lb_congested, 0, "{}", r.plan.id);
-        }
-        assert!(t.spurious_retx <= t.retransmits, "{}", r.plan.id);
-    }
+    assert_am_decisions(&rs);
 }
 
 #[test]
