@@ -1,0 +1,190 @@
+//! `dcsim bench`: the built-in benchmark scenarios (fat-tree, scale points), reporting
+//! simulated events and packet-hops per wall-clock second and peak memory.
+
+use super::*;
+
+/// The fat-tree benchmark scenario of the foundation issue.
+pub const BENCH_FAT_TREE: &str = include_str!("../../experiments/bench_fat_tree.toml");
+
+pub(in crate::cli) fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub(in crate::cli) fn bench(scenario: &str) -> Result<()> {
+    match scenario {
+        "all" => {
+            // One process per scenario so that peak memory is per scenario.
+            let exe = std::env::current_exe()?;
+            for s in ["default", "fat-tree"] {
+                let st = std::process::Command::new(&exe)
+                    .args(["bench", "--scenario", s])
+                    .status()?;
+                if !st.success() {
+                    bail!("benchmark {s} failed");
+                }
+            }
+            Ok(())
+        }
+        "default" | "fat-tree" => {
+            let (mut cfg, name) = if scenario == "default" {
+                (
+                    Config::default_experiment(),
+                    "default (16-host leaf-spine, 10G, web search 0.6, 3000 flows; TCP and DCTCP runs)",
+                )
+            } else {
+                let c = Config::parse(BENCH_FAT_TREE, "<bench fat-tree>")?;
+                c.validate("<bench fat-tree>", Path::new("."))?;
+                (
+                    c,
+                    "fat-tree (k=8, 128 hosts, 100G, 1us, 1000B MSS, web search 0.3, DCTCP, 10 ms)",
+                )
+            };
+            cfg.seeds = 1;
+            let mut events = 0u64;
+            let mut hops = 0u64;
+            let mut wall = 0.0;
+            let mut sim_ps = 0u64;
+            for p in experiment::plan(&cfg, "<bench>", Path::new("."))? {
+                let r = experiment::execute(&p.config, Path::new("."), &p)
+                    .map_err(anyhow::Error::msg)?;
+                events += r.totals.events;
+                hops += r.totals.packet_hops;
+                wall += r.wall_seconds;
+                sim_ps += r.totals.sim_end_ps;
+            }
+            println!("scenario: {name}");
+            println!("  simulated time:     {:.3} ms", sim_ps as f64 / 1e9);
+            println!("  wall time:          {wall:.3} s (single-threaded, including setup)");
+            println!(
+                "  events:             {events}  ({:.2} M/s)",
+                events as f64 / wall / 1e6
+            );
+            println!(
+                "  packet-hops:        {hops}  ({:.2} M/s)",
+                hops as f64 / wall / 1e6
+            );
+            if let Some(m) = peak_rss_mib() {
+                println!("  peak memory (RSS):  {m:.1} MiB");
+            }
+            Ok(())
+        }
+        "scale" => {
+            // One process per point so that peak memory is per point.
+            let exe = std::env::current_exe()?;
+            println!(
+                "scaling: fat-trees at 100 Gbps, DCTCP, single-threaded; web search at load 0.3, or a permutation of 2 MB flows"
+            );
+            println!(
+                "{:>3} {:>6} {:>12} {:>10} {:>9} {:>13} {:>9} {:>10}",
+                "k",
+                "hosts",
+                "workload",
+                "sim (ms)",
+                "wall (s)",
+                "packet-hops",
+                "ns/hop",
+                "peak MiB"
+            );
+            for (k, wl) in SCALE_POINTS {
+                let out = std::process::Command::new(&exe)
+                    .args(["bench", "--scenario", &format!("scale:{k}:{wl}")])
+                    .output()?;
+                if !out.status.success() {
+                    bail!(
+                        "scale point k={k} {wl} failed: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+                print!("{}", String::from_utf8_lossy(&out.stdout));
+            }
+            Ok(())
+        }
+        point if point.starts_with("scale:") => {
+            let parts: Vec<&str> = point.split(':').collect();
+            let (Some(k), Some(wl)) = (
+                parts.get(1).and_then(|k| k.parse::<u32>().ok()),
+                parts.get(2),
+            ) else {
+                bail!("`{point}`: expected scale:<k>:<websearch|permutation>");
+            };
+            let cfg = scale_config(k, wl)?;
+            let mut hops = 0u64;
+            let mut wall = 0.0;
+            let mut sim_ps = 0u64;
+            for p in experiment::plan(&cfg, "<bench scale>", Path::new("."))? {
+                let r = experiment::execute(&p.config, Path::new("."), &p)
+                    .map_err(anyhow::Error::msg)?;
+                hops += r.totals.packet_hops;
+                wall += r.wall_seconds;
+                sim_ps += r.totals.sim_end_ps;
+            }
+            println!(
+                "{k:>3} {:>6} {wl:>12} {:>10.3} {wall:>9.2} {hops:>13} {:>9.1} {:>10.1}",
+                cfg.topology.n_hosts(),
+                sim_ps as f64 / 1e9,
+                wall * 1e9 / hops.max(1) as f64,
+                peak_rss_mib().unwrap_or(f64::NAN)
+            );
+            Ok(())
+        }
+        other => bail!("unknown scenario `{other}`: use default, fat-tree, scale or all"),
+    }
+}
+
+/// The scaling benchmark's points: fat-tree arity and workload.
+pub(in crate::cli) const SCALE_POINTS: &[(u32, &str)] = &[
+    (4, "websearch"),
+    (8, "websearch"),
+    (16, "websearch"),
+    (32, "websearch"),
+    (4, "permutation"),
+    (8, "permutation"),
+    (16, "permutation"),
+];
+
+/// The benchmark fat-tree (scenario b) at arity `k` with web search at load 0.3 (simulated
+/// for 5 ms up to k = 8, 2 ms at k = 16, 1 ms at k = 32) or a permutation of 2 MB flows (to
+/// completion).
+pub(in crate::cli) fn scale_config(k: u32, wl: &str) -> Result<Config> {
+    let mut t: toml::Table = toml::from_str(BENCH_FAT_TREE)?;
+    let set = |t: &mut toml::Table, key: &str, v: toml::Value| {
+        crate::sweep::set_key(t, key, v).map_err(anyhow::Error::msg)
+    };
+    set(&mut t, "topology.k", toml::Value::Integer(k as i64))?;
+    set(
+        &mut t,
+        "name",
+        toml::Value::String(format!("bench-scale-k{k}-{wl}")),
+    )?;
+    let ms = match k {
+        0..=8 => 5,
+        9..=16 => 2,
+        _ => 1,
+    };
+    match wl {
+        "websearch" => {
+            set(&mut t, "stop_time", toml::Value::String(format!("{ms}ms")))?;
+            set(
+                &mut t,
+                "workload.until",
+                toml::Value::String(format!("{ms}ms")),
+            )?;
+        }
+        "permutation" => {
+            t.remove("stop_time");
+            let mut w = toml::Table::new();
+            w.insert("kind".into(), toml::Value::String("permutation".into()));
+            w.insert("size".into(), toml::Value::String("2MB".into()));
+            t.insert("workload".into(), toml::Value::Table(w));
+        }
+        other => bail!("unknown scale workload `{other}`: websearch or permutation"),
+    }
+    let text = toml::to_string(&t)?;
+    let mut c = Config::parse(&text, "<bench scale>")?;
+    c.validate("<bench scale>", Path::new("."))?;
+    c.seeds = 1;
+    Ok(c)
+}
