@@ -40,11 +40,7 @@ impl ExplicitKeys {
     pub fn of(table: &toml::Table) -> ExplicitKeys {
         fn walk(t: &toml::Table, prefix: &str, out: &mut BTreeSet<String>) {
             for (k, v) in t {
-                let path = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
+                let path = dotted(prefix, k);
                 match v {
                     toml::Value::Table(sub) if !sub.is_empty() => walk(sub, &path, out),
                     _ => {
@@ -308,16 +304,21 @@ impl Config {
     }
 }
 
+/// Key `k` under the dotted path `prefix` ("" at the top).
+fn dotted(prefix: &str, k: &str) -> String {
+    if prefix.is_empty() {
+        k.to_string()
+    } else {
+        format!("{prefix}.{k}")
+    }
+}
+
 /// The leaf keys of a table, dotted, with their values (inline tables such as `ecn = {...}`
 /// stay whole: they are one value).
 fn leaves(t: &toml::Table, prefix: &str) -> Vec<(String, toml::Value)> {
     let mut out = Vec::new();
     for (k, v) in t {
-        let path = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
+        let path = dotted(prefix, k);
         match v {
             toml::Value::Table(sub) if !sub.contains_key("kind") => {
                 out.extend(leaves(sub, &path));

@@ -331,43 +331,29 @@ impl Recorder {
             || (self.rdma_host == Some(RdmaHostKind::Gpmp) && !m.short);
         let until = m.finish.unwrap_or(SimTime::MAX);
         let ideal = self.ideal(net, m.src, m.dst, m.size, spread, m.start, until);
-        let fct = m.finish.map(|t| t - m.start);
-        self.retransmits += m.retx;
-        self.ecn_marks += m.ce;
-        if fct.is_some() {
-            self.finished += 1;
-        }
-        let rec = FlowRecord {
-            flow_id: m.ext_id,
+        self.push(Ended {
+            ext_id: m.ext_id,
+            order: m.order,
             src: m.src,
             dst: m.dst,
-            size_bytes: m.size,
-            start_ps: m.start.0,
-            finish_ps: m.finish.map(|t| t.0),
-            rcv_finish_ps: m.rcv_finish.map(|t| t.0),
-            fct_ps: fct.map(|t| t.0),
-            ideal_fct_ps: ideal.0,
-            slowdown: fct.map(|t| t.0 as f64 / ideal.0 as f64),
-            size_class: self.classes.name(self.classes.class_of(m.size)),
+            size: m.size,
+            start: m.start,
+            finish: m.finish,
+            rcv_finish: m.rcv_finish,
             retransmits: m.retx,
             timeouts: 0,
             ecn_marks: m.ce,
             drops: m.drops,
-            deadline_ps: m.deadline.map(|t| (m.start + t).0),
+            deadline: m.deadline.map(|t| m.start + t),
             deadline_met: m
                 .deadline
                 .map(|d| m.rcv_finish.is_some_and(|r| r <= m.start + d)),
             tag: m.tag.name(),
-            deadline_class: m.deadline_class.map(|d| d.to_string()),
-            ideal_group_fct_ps: ideal.0,
-            slowdown_group: fct.map(|t| t.0 as f64 / ideal.0 as f64),
-            attribution: attribution.filter(|_| fct.is_some()),
-        };
-        self.summary.add(&rec, m.deadline_class);
-        self.records.push((m.ext_id, m.order, rec));
-        if self.records.len() >= self.spill_at {
-            self.spill_chunk();
-        }
+            deadline_class: m.deadline_class,
+            ideal,
+            ideal_group: ideal,
+            attribution,
+        });
     }
 
     /// Writes out what is still held (a spilling recorder's last chunk) and moves the records
@@ -414,7 +400,6 @@ impl Recorder {
             Some(b) => self.ideal(net, f.src, f.dst, b, spread, f.start, until),
             None => ideal,
         };
-        let fct = f.finish.map(|t| t - f.start);
         if let Some(snd) = &tcp {
             self.spurious_retx += snd.duplicates;
             let tag = f.tag.name();
@@ -464,45 +449,96 @@ impl Recorder {
             Some(c) => (c.retransmits, c.timeouts),
             None => (0, 0),
         };
-        self.retransmits += retx;
-        self.timeouts += to;
-        self.ecn_marks += f.stats.ce_rcvd;
-        if fct.is_some() {
-            self.finished += 1;
-        }
-        let rec = FlowRecord {
-            flow_id: f.ext_id,
+        self.push(Ended {
+            ext_id: f.ext_id,
+            order: f.order,
             src: f.src,
             dst: f.dst,
-            size_bytes: f.size,
-            start_ps: f.start.0,
-            finish_ps: f.finish.map(|t| t.0),
-            rcv_finish_ps: f.rcv_finish.map(|t| t.0),
-            fct_ps: fct.map(|t| t.0),
-            ideal_fct_ps: ideal.0,
-            slowdown: fct.map(|t| t.0 as f64 / ideal.0 as f64),
-            size_class: self.classes.name(self.classes.class_of(f.size)),
+            size: f.size,
+            start: f.start,
+            finish: f.finish,
+            rcv_finish: f.rcv_finish,
             retransmits: retx,
             timeouts: to,
             ecn_marks: f.stats.ce_rcvd,
             drops: f.stats.drops,
-            deadline_ps: f.deadline.map(|t| t.0),
+            deadline: f.deadline,
             // Unstarted dependent flows have no absolute deadline yet: they missed it.
             deadline_met: f
                 .rel_deadline
                 .map(|_| matches!((f.rcv_finish, f.deadline), (Some(r), Some(d)) if r <= d)),
             tag: f.tag.name(),
-            deadline_class: f.deadline_class.map(|d| d.to_string()),
-            ideal_group_fct_ps: ideal_group.0,
-            slowdown_group: fct.map(|t| t.0 as f64 / ideal_group.0 as f64),
-            attribution: attribution.filter(|_| fct.is_some()),
+            deadline_class: f.deadline_class,
+            ideal,
+            ideal_group,
+            attribution,
+        });
+    }
+
+    /// Adds the record of a flow or message that ended to the totals, the class summaries and
+    /// the records (spilling a full chunk).
+    fn push(&mut self, e: Ended) {
+        let fct = e.finish.map(|t| t - e.start);
+        self.retransmits += e.retransmits;
+        self.timeouts += e.timeouts;
+        self.ecn_marks += e.ecn_marks;
+        if fct.is_some() {
+            self.finished += 1;
+        }
+        let rec = FlowRecord {
+            flow_id: e.ext_id,
+            src: e.src,
+            dst: e.dst,
+            size_bytes: e.size,
+            start_ps: e.start.0,
+            finish_ps: e.finish.map(|t| t.0),
+            rcv_finish_ps: e.rcv_finish.map(|t| t.0),
+            fct_ps: fct.map(|t| t.0),
+            ideal_fct_ps: e.ideal.0,
+            slowdown: fct.map(|t| t.0 as f64 / e.ideal.0 as f64),
+            size_class: self.classes.name(self.classes.class_of(e.size)),
+            retransmits: e.retransmits,
+            timeouts: e.timeouts,
+            ecn_marks: e.ecn_marks,
+            drops: e.drops,
+            deadline_ps: e.deadline.map(|t| t.0),
+            deadline_met: e.deadline_met,
+            tag: e.tag,
+            deadline_class: e.deadline_class.map(|d| d.to_string()),
+            ideal_group_fct_ps: e.ideal_group.0,
+            slowdown_group: fct.map(|t| t.0 as f64 / e.ideal_group.0 as f64),
+            attribution: e.attribution.filter(|_| fct.is_some()),
         };
-        self.summary.add(&rec, f.deadline_class);
-        self.records.push((f.ext_id, f.order, rec));
+        self.summary.add(&rec, e.deadline_class);
+        self.records.push((e.ext_id, e.order, rec));
         if self.records.len() >= self.spill_at {
             self.spill_chunk();
         }
     }
+}
+
+/// A flow or an RDMA message as it ended: what its record takes from it.
+struct Ended {
+    ext_id: u32,
+    order: u32,
+    src: u32,
+    dst: u32,
+    size: u64,
+    start: SimTime,
+    finish: Option<SimTime>,
+    rcv_finish: Option<SimTime>,
+    retransmits: u64,
+    timeouts: u64,
+    ecn_marks: u64,
+    drops: u64,
+    /// The absolute deadline.
+    deadline: Option<SimTime>,
+    deadline_met: Option<bool>,
+    tag: &'static str,
+    deadline_class: Option<SimTime>,
+    ideal: SimTime,
+    ideal_group: SimTime,
+    attribution: Option<crate::sim::attrib::Attribution>,
 }
 
 /// Gathers the results of a finished (or stopped) simulation.

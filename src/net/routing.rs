@@ -156,23 +156,8 @@ impl Routes {
         let mut seen: std::collections::HashMap<Vec<PortId>, u32> = Default::default();
         let mut cands: Vec<PortId> = Vec::new();
         for (c, &t) in tors.iter().enumerate() {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[t] = 0;
-            queue.clear();
-            queue.push_back(t);
-            while let Some(n) = queue.pop_front() {
-                // Hosts do not forward.
-                if !is_switch(n) {
-                    continue;
-                }
-                for &p in &g.ports_of[n] {
-                    let m = g.peer_node[p.idx()].idx();
-                    if dist[m] == u32::MAX {
-                        dist[m] = dist[n] + 1;
-                        queue.push_back(m);
-                    }
-                }
-            }
+            // Hosts do not forward.
+            hops_from(g, t, &mut dist, &mut queue, is_switch);
             for s in g.n_hosts..g.n_nodes {
                 if col_of[s] != NONE && dist[s] != u32::MAX {
                     reach[col_of[s] as usize * n_cols + c] = true;
@@ -286,6 +271,33 @@ impl Routes {
     }
 }
 
+/// Breadth-first search from node `src`: `dist[n]` becomes the number of links from `src` to
+/// `n` (`u32::MAX` if unreachable), going on only through nodes for which `forwards` holds.
+fn hops_from(
+    g: &Graph,
+    src: usize,
+    dist: &mut [u32],
+    queue: &mut std::collections::VecDeque<usize>,
+    forwards: impl Fn(usize) -> bool,
+) {
+    dist.iter_mut().for_each(|d| *d = u32::MAX);
+    dist[src] = 0;
+    queue.clear();
+    queue.push_back(src);
+    while let Some(n) = queue.pop_front() {
+        if !forwards(n) {
+            continue;
+        }
+        for &p in &g.ports_of[n] {
+            let m = g.peer_node[p.idx()].idx();
+            if dist[m] == u32::MAX {
+                dist[m] = dist[n] + 1;
+                queue.push_back(m);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,22 +307,12 @@ mod tests {
     /// ToR).
     fn per_host(g: &Graph) -> Vec<Vec<Vec<PortId>>> {
         let mut out = vec![vec![Vec::new(); g.n_hosts]; g.n_nodes - g.n_hosts];
+        // `h` is a node as well as a column of `out`.
+        #[allow(clippy::needless_range_loop)]
         for h in 0..g.n_hosts {
             let mut dist = vec![u32::MAX; g.n_nodes];
-            dist[h] = 0;
-            let mut queue = std::collections::VecDeque::from([h]);
-            while let Some(n) = queue.pop_front() {
-                if n < g.n_hosts && n != h {
-                    continue;
-                }
-                for &p in &g.ports_of[n] {
-                    let m = g.peer_node[p.idx()].idx();
-                    if dist[m] == u32::MAX {
-                        dist[m] = dist[n] + 1;
-                        queue.push_back(m);
-                    }
-                }
-            }
+            let mut queue = std::collections::VecDeque::new();
+            hops_from(g, h, &mut dist, &mut queue, |n| n >= g.n_hosts || n == h);
             for s in g.n_hosts..g.n_nodes {
                 if dist[s] == u32::MAX {
                     continue;

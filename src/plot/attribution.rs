@@ -79,21 +79,17 @@ pub fn draw_attribution(
         .max(1e-9)
         * 1.08;
     let n = bars.len();
-    let root = SVGBackend::new(path, (CHART_W + LEGEND_W, FIG_H)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let root = canvas(path)?;
     let (plot_area, legend_area) = root.split_horizontally(CHART_W);
-    let mut chart = ChartBuilder::on(&plot_area)
-        .caption(&spec.title, ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(-0.6f64..(n as f64 - 0.4), 0.0..top)
-        .map_err(|x| e(&x))?;
-    let fmt_lin = |v: &f64| {
-        let t = format!("{:.6}", v);
-        t.trim_end_matches('0').trim_end_matches('.').to_string()
-    };
+    let mut chart = axes(
+        &plot_area,
+        &spec.title,
+        -0.6f64..(n as f64 - 0.4),
+        0.0..top,
+        path,
+    )?;
+    let fmt_lin = |v: &f64| linear_label(*v);
     let names: Vec<String> = bars.iter().map(|(s, _)| s.clone()).collect();
     let x_fmt = move |v: &f64| {
         let i = v.round();

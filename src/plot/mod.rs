@@ -15,6 +15,8 @@ pub use spec::{PlotKind, PlotSpec, SIZE_STATS};
 
 use crate::report::CsvTable;
 use crate::sweep::value_text;
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -323,27 +325,17 @@ pub fn draw_svg(
     };
     let x_label = spec.x_label.clone().unwrap_or(default_x);
     let y_label = spec.y_label.clone().unwrap_or(default_y);
-    let root = SVGBackend::new(path, (CHART_W + LEGEND_W, FIG_H)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let root = canvas(path)?;
     let (plot_area, legend_area) = root.split_horizontally(CHART_W);
-    let mut chart = ChartBuilder::on(&plot_area)
-        .caption(&spec.title, ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d((x0 - pad)..(x1 + pad), y0..y1)
-        .map_err(|x| e(&x))?;
-    // Linear ticks without floating-point noise (0.9, not 0.8999999999999999).
-    let fmt_lin = |v: &f64| {
-        let t = format!("{:.6}", v);
-        let t = t.trim_end_matches('0').trim_end_matches('.');
-        if t == "-0" {
-            "0".to_string()
-        } else {
-            t.to_string()
-        }
-    };
+    let mut chart = axes(
+        &plot_area,
+        &spec.title,
+        (x0 - pad)..(x1 + pad),
+        y0..y1,
+        path,
+    )?;
+    let fmt_lin = |v: &f64| linear_label(*v);
     // A sweep over values that are not numbers (`uniform(10KB, 20KB)`, scheme variants): the
     // points stand at 0, 1, 2, ... in first-seen order, labelled with their values below.
     let categories = categories(spec, series);
@@ -489,6 +481,42 @@ const FIG_H: u32 = 500;
 enum Swatch {
     Line,
     Block,
+}
+
+/// A figure's canvas at `path`: the chart and its legend side by side, on white.
+pub(super) fn canvas(path: &Path) -> Result<DrawingArea<SVGBackend<'_>, Shift>, String> {
+    let root = SVGBackend::new(path, (CHART_W + LEGEND_W, FIG_H)).into_drawing_area();
+    root.fill(&WHITE)
+        .map_err(|x| format!("{}: {x}", path.display()))?;
+    Ok(root)
+}
+
+/// The chart's axes over `x` and `y` in `area`, titled (errors name `path`).
+pub(super) fn axes<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    path: &Path,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)
+        .map_err(|x| format!("{}: {x}", path.display()))
+}
+
+/// A linear tick's label without floating-point noise (0.9, not 0.8999999999999999).
+pub(super) fn linear_label(v: f64) -> String {
+    let t = format!("{:.6}", v);
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    if t == "-0" {
+        "0".to_string()
+    } else {
+        t.to_string()
+    }
 }
 
 /// Draws a legend of `entries` (name, colour index) into `area`, top-aligned.

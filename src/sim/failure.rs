@@ -197,20 +197,6 @@ impl Sim {
     /// wire cut by a failure).
     pub(in crate::sim) fn count_loss(&mut self, p: PortId, pkt: &Packet) {
         self.failure_losses += 1;
-        let port = &mut self.net.ports[p.idx()];
-        port.stats.drops += 1;
-        port.stats.drop_bytes += pkt.size as u64;
-        self.cons.dropped_pkts += 1;
-        self.cons.dropped_bytes += pkt.size as u64;
-        self.flows[pkt.flow.idx()].stats.drops += 1;
-        self.gone(pkt);
-        self.transport.on_drop(pkt);
-        if let Some(tm) = &mut self.telemetry {
-            tm.release(pkt);
-        }
-        if let Some(a) = &mut self.attrib {
-            let unit = attrib_unit(self.msg_units, pkt);
-            a.lost(pkt.uid, unit, pkt.ts);
-        }
+        self.account_drop(p, pkt);
     }
 }

@@ -306,7 +306,13 @@ impl Sim {
         lossless: bool,
     ) {
         self.net.switches[sw].drops[lossless as usize] += 1;
-        let port = &mut self.net.ports[out.idx()];
+        self.account_drop(out, pkt);
+    }
+
+    /// Accounts packet `pkt` lost at port `p`, wherever it was lost: the port's and the flow's
+    /// drop counters, byte conservation, the transport, telemetry and attribution.
+    pub(in crate::sim) fn account_drop(&mut self, p: PortId, pkt: &Packet) {
+        let port = &mut self.net.ports[p.idx()];
         port.stats.drops += 1;
         port.stats.drop_bytes += pkt.size as u64;
         self.cons.dropped_pkts += 1;

@@ -23,7 +23,6 @@
 //! is the queue pair's go-back-N).
 
 use super::{RateAck, RateCc};
-use crate::units::SimTime;
 use serde::Serialize;
 
 /// DCTCP-rate parameters (rates in bit/s).
@@ -104,11 +103,6 @@ impl RateCc for DctcpRate {
         false
     }
 
-    #[inline]
-    fn rate_at(&self, st: &mut DctcpRateState, _now: SimTime) -> f64 {
-        st.rate
-    }
-
     fn current_rate(&self, st: &DctcpRateState) -> f64 {
         st.rate
     }
@@ -125,6 +119,7 @@ impl RateCc for DctcpRate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::SimTime;
 
     fn ack(ack: u64, nxt: u64, ece: bool) -> RateAck<'static> {
         RateAck {

@@ -138,11 +138,6 @@ impl RateCc for Hpcc {
         changed
     }
 
-    #[inline]
-    fn rate_at(&self, st: &mut HpccState, _now: SimTime) -> f64 {
-        st.rate
-    }
-
     fn current_rate(&self, st: &HpccState) -> f64 {
         st.rate
     }

@@ -211,8 +211,12 @@ pub trait RateCc: Clone + std::fmt::Debug {
     /// rate-scaled windows).
     fn current_rate(&self, st: &Self::State) -> f64;
 
-    /// The sending rate at `now`, in bits per second.
-    fn rate_at(&self, st: &mut Self::State, now: SimTime) -> f64;
+    /// The sending rate at `now`, in bits per second. By default the rate as of the last
+    /// update; a controller whose rate moves with time (DCQCN's timers) overrides it.
+    #[inline]
+    fn rate_at(&self, st: &mut Self::State, _now: SimTime) -> f64 {
+        self.current_rate(st)
+    }
 
     /// The sampled state (`alpha`, rate) for the time series.
     fn sample(&self, _st: &Self::State) -> (Option<f64>, Option<f64>) {
@@ -235,11 +239,6 @@ impl RateCc for LineRate {
 
     fn state(&self, line_bps: f64) -> f64 {
         line_bps
-    }
-
-    #[inline]
-    fn rate_at(&self, st: &mut f64, _now: SimTime) -> f64 {
-        *st
     }
 
     fn current_rate(&self, st: &f64) -> f64 {

@@ -165,11 +165,6 @@ impl RateCc for PowerTcp {
         changed
     }
 
-    #[inline]
-    fn rate_at(&self, st: &mut PowerTcpState, _now: SimTime) -> f64 {
-        st.rate
-    }
-
     fn current_rate(&self, st: &PowerTcpState) -> f64 {
         st.rate
     }

@@ -114,11 +114,6 @@ impl RateCc for Timely {
         false
     }
 
-    #[inline]
-    fn rate_at(&self, st: &mut TimelyState, _now: SimTime) -> f64 {
-        st.rate
-    }
-
     fn current_rate(&self, st: &TimelyState) -> f64 {
         st.rate
     }
