@@ -9,21 +9,9 @@
 use std::borrow::Cow;
 
 /// The delay-attribution components, in column order: name (the column is `attr_<name>_ps`
-/// in `fct.csv`, `attr_<name>_us` in `summary.csv`) and legend. `sim::attrib` keeps its
-/// components in this order.
-pub const ATTRIBUTION: [(&str, &str); 11] = [
-    ("sender", "sender (window/rate)"),
-    ("recovery", "loss recovery"),
-    ("nic_hol", "sender NIC (HOL)"),
-    ("pfc", "PFC paused"),
-    ("serialization", "serialization"),
-    ("propagation", "propagation"),
-    ("switch_queue", "switch queues (same priority)"),
-    ("switch_higher", "higher-priority packets sent first"),
-    ("switch_residual", "lower-priority packet on the wire"),
-    ("switch_lower", "lower-priority packets sent first"),
-    ("receiver", "receiver NIC"),
-];
+/// in `fct.csv`, `attr_<name>_us` in `summary.csv`) and legend (kept with the model, in
+/// [`Attribution::COMPONENTS`](crate::sim::attrib::Attribution::COMPONENTS)).
+pub const ATTRIBUTION: [(&str, &str); 11] = crate::sim::attrib::Attribution::COMPONENTS;
 
 /// The sawtooth probe's columns of `summary.csv` (`[probe]`), in order, with their labels.
 pub const SAWTOOTH: [(&str, &str); 14] = [

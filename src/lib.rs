@@ -45,6 +45,7 @@ pub mod experiment;
 pub mod fileid;
 pub mod ids;
 pub mod interrupt;
+pub mod io;
 pub mod lower;
 pub mod metrics;
 pub mod net;

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 mod derived;
 mod load;
 mod net;
+pub mod plot;
 mod rdma;
 mod tcp;
 mod validate;
@@ -205,7 +206,7 @@ pub struct Config {
     pub sweep: crate::sweep::SweepConfig,
     /// Figures drawn after the runs.
     #[serde(default)]
-    pub plot: Vec<crate::plot::spec::PlotSpec>,
+    pub plot: Vec<crate::config::plot::PlotSpec>,
     /// `[per_scheme.<scheme>]`: end-host and switch keys that differ for one scheme (see
     /// [`Config::for_scheme`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]

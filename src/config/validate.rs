@@ -781,7 +781,7 @@ impl Config {
                 return Err(err(&k("file"), format!("`{}` twice", p.file)));
             }
             let axes: Vec<&str> = self.sweep.axes.iter().map(|a| a.key.as_str()).collect();
-            use crate::plot::spec::PlotKind;
+            use crate::config::plot::PlotKind;
             if p.kind == PlotKind::Sweep {
                 if !axes.contains(&p.x.as_str()) {
                     return Err(err(
@@ -811,14 +811,14 @@ impl Config {
                 }
                 if p.kind == PlotKind::SlowdownVsSize
                     && !p.y.is_empty()
-                    && !crate::plot::spec::SIZE_STATS.contains(&p.y.as_str())
+                    && !crate::config::plot::SIZE_STATS.contains(&p.y.as_str())
                 {
                     return Err(err(
                         &k("y"),
                         format!(
                             "`{}`: one of {:?} for a slowdown_vs_size figure",
                             p.y,
-                            crate::plot::spec::SIZE_STATS
+                            crate::config::plot::SIZE_STATS
                         ),
                     ));
                 }

@@ -32,11 +32,10 @@
 //! **Percentiles** are nearest-rank: the p-th percentile of n sorted values is the value at
 //! rank `⌈p·n⌉`.
 
-use crate::units::{BitRate, SimTime};
+use crate::units::SimTime;
 use serde::Serialize;
 
-/// One hop: link rate and propagation delay.
-pub type Hop = (BitRate, SimTime);
+pub use crate::net::paths::Hop;
 
 /// Ideal FCT of a `size`-byte message as documented in the module header.
 pub fn ideal_fct(
@@ -740,7 +739,7 @@ impl SummaryBuilder {
         let sp = self.spill.as_mut().expect("spilling");
         if sp.dir.is_none() {
             std::fs::create_dir_all(&sp.parent)?;
-            let d = crate::report::temp_name(&sp.parent, &format!("{}.summary-values", sp.run));
+            let d = crate::io::temp_name(&sp.parent, &format!("{}.summary-values", sp.run));
             std::fs::create_dir_all(&d)?;
             sp.dir = Some(d);
         }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::units::BitRate;
 
 fn hops(n: usize, gbps: u64, us: u64) -> Vec<Hop> {
     vec![(BitRate::from_gbps(gbps), SimTime::from_us(us)); n]

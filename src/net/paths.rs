@@ -22,11 +22,13 @@
 //! could spread over each epoch's stages (the bound a per-packet load balancer gets).
 
 use crate::ids::{NodeId, PortId};
-use crate::metrics::Hop;
 use crate::net::Network;
 use crate::net::routing::Routes;
 use crate::units::{BitRate, SimTime};
 use std::collections::HashMap;
+
+/// One hop: link rate and propagation delay.
+pub type Hop = (BitRate, SimTime);
 
 /// Distinct hop sequences kept per node before the bound of per-stage best links is used.
 pub const MAX_SEQS: usize = 64;

@@ -7,7 +7,7 @@
 //! min–max whiskers, one colour per series, with a legend.
 
 mod attribution;
-pub mod spec;
+pub use crate::config::plot as spec;
 mod ticks;
 pub use attribution::{attribution_bars, attribution_csv, draw_attribution};
 

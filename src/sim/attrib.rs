@@ -76,12 +76,28 @@ pub struct Attribution {
 }
 
 impl Attribution {
-    /// Component names, in column order (see `columns::ATTRIBUTION`).
+    /// The components in column order: name (the column is `attr_<name>_ps` in `fct.csv`,
+    /// `attr_<name>_us` in `summary.csv`) and legend; [`Attribution::values`] follows it.
+    pub const COMPONENTS: [(&'static str, &'static str); 11] = [
+        ("sender", "sender (window/rate)"),
+        ("recovery", "loss recovery"),
+        ("nic_hol", "sender NIC (HOL)"),
+        ("pfc", "PFC paused"),
+        ("serialization", "serialization"),
+        ("propagation", "propagation"),
+        ("switch_queue", "switch queues (same priority)"),
+        ("switch_higher", "higher-priority packets sent first"),
+        ("switch_residual", "lower-priority packet on the wire"),
+        ("switch_lower", "lower-priority packets sent first"),
+        ("receiver", "receiver NIC"),
+    ];
+
+    /// Component names, in column order.
     pub const NAMES: [&'static str; 11] = {
         let mut n = [""; 11];
         let mut i = 0;
         while i < 11 {
-            n[i] = crate::columns::ATTRIBUTION[i].0;
+            n[i] = Self::COMPONENTS[i].0;
             i += 1;
         }
         n

@@ -6,8 +6,10 @@
 //! finished.
 
 use crate::config::Config;
-use crate::experiment::RunResult;
+pub mod results;
+
 use crate::metrics::{ClassSummary, FlowRecord};
+pub use results::RunResult;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::fs;
@@ -411,9 +413,9 @@ struct Manifest<'a> {
     conservation: &'a crate::sim::Conservation,
     conservation_holds: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pcap: Option<crate::experiment::PcapSummary>,
+    pcap: Option<results::PcapSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    timeseries: Option<crate::experiment::TimeSeriesSummary>,
+    timeseries: Option<results::TimeSeriesSummary>,
     definitions: Definitions,
     /// Values the run derived from others (absent when none applies).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -480,13 +482,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// The marker a run directory holds once every other file is written: the run's config hash.
 pub const COMPLETE_MARKER: &str = "complete";
 
-/// A temporary name in `dir` for `name`, unique to this process and call.
-pub fn temp_name(dir: &Path, name: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(".{name}.partial-{}-{n}", std::process::id()))
-}
+pub use crate::io::temp_name;
 
 /// Writes one run's files into `<exp_dir>/<run id>/` atomically: into a temporary directory
 /// unique to this process, with the `complete` marker (the config hash) written last, then

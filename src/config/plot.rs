@@ -1,5 +1,5 @@
 //! What a `[[plot]]` section says: the figure's kind, its data and its looks, and the metrics a
-//! figure can show. Schema only (the config validates it); drawing is the parent module's.
+//! figure can show. Schema only (the config validates it); drawing is `plot`'s.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
