@@ -12,6 +12,7 @@
 //! (what happens when a packet arrives or a transmission ends) is in `sim`.
 
 pub mod buffer;
+pub mod int;
 pub mod lb;
 pub mod packet;
 pub mod paths;

@@ -33,7 +33,7 @@ impl Sim {
             fl.in_net = fl.in_net.wrapping_add(1);
             if let Some(c) = &mut self.msg_in_net {
                 debug_assert!(pkt.is_data(), "a transport emits data packets");
-                c[crate::transport::rdma::msg_of(pkt.aux)] += 1;
+                c[crate::transport::message_of(&pkt)] += 1;
             }
         }
         sent.then_some(pkt)
@@ -137,7 +137,7 @@ impl Sim {
                 if let Some(c) = &mut self.msg_in_net {
                     // A reply names its message too: the message is not released (and its
                     // slot not reused) while the reply is in the network.
-                    c[crate::transport::rdma::msg_of(ctl.aux)] += 1;
+                    c[crate::transport::message_of(&ctl)] += 1;
                 }
                 if let Some(a) = &mut self.attrib {
                     ctl.uid = a.ack_for(pkt.uid, self.now);
@@ -176,7 +176,7 @@ impl Sim {
         );
         fl.in_net = fl.in_net.wrapping_sub(1);
         if let Some(c) = &mut self.msg_in_net {
-            c[crate::transport::rdma::msg_of(pkt.aux)] -= 1;
+            c[crate::transport::message_of(pkt)] -= 1;
         }
     }
 
@@ -305,7 +305,7 @@ impl Host for SimHost<'_> {
             n,
         )
     }
-    fn telemetry(&self, pkt: &Packet) -> crate::transport::cc::IntStack {
+    fn telemetry(&self, pkt: &Packet) -> crate::net::int::IntStack {
         self.telemetry
             .as_ref()
             .map_or_else(Default::default, |t| t.get(pkt))

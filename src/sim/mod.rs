@@ -44,8 +44,7 @@ use crate::ids::{FlowId, NodeId, PortId};
 use crate::net::packet::Packet;
 use crate::net::port::{InFlight, MarkAt, Port, Scheduler, pfabric_rank};
 use crate::net::{BuildOpts, Network};
-use crate::transport::tcp::RankKind;
-use crate::transport::{Flow, Host, Transport};
+use crate::transport::{Flow, Host, RankKind, Transport};
 use crate::units::{BitRate, SimTime};
 use crate::workload::FlowSpec;
 use std::collections::VecDeque;
@@ -56,7 +55,7 @@ use std::collections::VecDeque;
 fn attrib_unit(msg_units: bool, pkt: &Packet) -> Option<usize> {
     pkt.is_data().then(|| {
         if msg_units {
-            crate::transport::rdma::msg_of(pkt.aux)
+            crate::transport::message_of(pkt)
         } else {
             pkt.flow.idx()
         }
@@ -286,10 +285,10 @@ struct Retire {
 pub struct Retired {
     /// The flow; for an RDMA message, its connection if it had its own.
     pub flow: Option<Flow>,
-    pub tcp: Option<crate::transport::tcp::TcpStats>,
+    pub tcp: Option<crate::transport::TcpStats>,
     pub attribution: Option<attrib::Attribution>,
     /// RDMA: the message.
-    pub msg: Option<crate::transport::rdma::Msg>,
+    pub msg: Option<crate::transport::Msg>,
 }
 
 /// A simulation run in progress.
@@ -403,9 +402,8 @@ impl Sim {
         let mut stream = s.stream.take();
         let streamed = stream.as_ref().map_or(0, |(_, c)| c.flows);
         // RDMA messages share their slot with their connection when each has its own.
-        let per_message = matches!(&s.transport, TransportSpec::Rdma(r)
-            if matches!(r.sched, crate::transport::rdma::HostSched::PerMessage));
-        let msg_units = matches!(s.transport, TransportSpec::Rdma(_));
+        let per_message = s.transport.message_per_connection();
+        let msg_units = s.transport.units_are_messages();
         if !s.retire {
             // Only a retiring run pulls flows as they start.
             if let Some((mut st, check)) = stream.take() {

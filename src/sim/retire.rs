@@ -256,7 +256,7 @@ impl Sim {
 
     /// Retiring mode, RDMA: the messages still held, by slot (None: not started yet, a new
     /// record), in no particular order.
-    pub fn held_messages(&self) -> Vec<(Option<u32>, crate::transport::rdma::Msg)> {
+    pub fn held_messages(&self) -> Vec<(Option<u32>, crate::transport::Msg)> {
         let (Some(r), Some(msgs)) = (&self.retire, self.transport.messages()) else {
             return Vec::new();
         };

@@ -55,7 +55,7 @@ impl Sim {
             && pkt.is_data()
         {
             let port = &self.net.ports[out.idx()];
-            let hop = crate::transport::cc::IntHop {
+            let hop = crate::net::int::IntHop {
                 time: self.now,
                 tx_bytes: port.stats.tx_bytes,
                 qlen: port.total_bytes,
@@ -292,7 +292,7 @@ impl Sim {
     /// The workload's id of the flow (or RDMA message) packet `pkt` belongs to.
     pub(in crate::sim) fn ext_id(&self, pkt: &Packet) -> u32 {
         match self.transport.messages() {
-            Some(m) if self.msg_units => m[crate::transport::rdma::msg_of(pkt.aux)].ext_id,
+            Some(m) if self.msg_units => m[crate::transport::message_of(pkt)].ext_id,
             _ => self.flows[pkt.flow.idx()].ext_id,
         }
     }

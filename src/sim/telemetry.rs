@@ -14,8 +14,8 @@
 //! queue in 320-byte units, floored). Not modelled: the fields' wrap-around (20 and 17 bits,
 //! 24-bit time), which differences over one round trip never reach.
 
+use crate::net::int::{IntHop, IntStack};
 use crate::net::packet::Packet;
-use crate::transport::cc::{IntHop, IntStack};
 
 /// The telemetry stacks of the packets in flight.
 #[derive(Debug, Default)]
@@ -109,7 +109,7 @@ mod tests {
         for _ in 0..7 {
             t.push(&q, hop);
         }
-        assert_eq!(t.get(&q).hops().len(), crate::transport::cc::INT_MAX_HOPS);
+        assert_eq!(t.get(&q).hops().len(), crate::net::int::INT_MAX_HOPS);
     }
 
     fn test_packet() -> Packet {

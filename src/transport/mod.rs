@@ -36,6 +36,18 @@ use crate::net::packet::{Packet, PktKind, ecn};
 use crate::units::{BitRate, SimTime};
 use crate::workload::FlowSpec;
 
+// The protocol types the simulator sees through this seam: what a run's transport reports
+// (TCP counters, RDMA messages) and the pFabric rank its host NICs schedule by.
+pub use rdma::Msg;
+pub use tcp::{RankKind, TcpStats};
+
+/// The RDMA message a data packet (or its reply) belongs to, in runs whose units are
+/// messages ([`TransportSpec::units_are_messages`]).
+#[inline(always)]
+pub fn message_of(pkt: &Packet) -> usize {
+    rdma::msg_of(pkt.aux)
+}
+
 /// One protocol's end-host behaviour: what the simulator asks of a transport. [`Transport`]
 /// holds one implementation per run and forwards every call to it; a new protocol implements
 /// this trait and adds one variant. Hooks with a default are for protocols that need them
@@ -303,6 +315,17 @@ pub enum TransportSpec {
 }
 
 impl TransportSpec {
+    /// The units the workload's flows become are RDMA messages (carried by queue pairs), not
+    /// flows of their own.
+    pub fn units_are_messages(&self) -> bool {
+        matches!(self, TransportSpec::Rdma(_))
+    }
+
+    /// Each RDMA message has its own queue pair, which takes the message's flow slot.
+    pub fn message_per_connection(&self) -> bool {
+        matches!(self, TransportSpec::Rdma(r) if matches!(r.sched, rdma::HostSched::PerMessage))
+    }
+
     pub fn mss(&self) -> u32 {
         match self {
             TransportSpec::Tcp { params, .. } => params.mss,

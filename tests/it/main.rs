@@ -15,6 +15,7 @@ mod fabric;
 mod failures;
 mod fuzz;
 mod ideal;
+mod layout;
 mod nic;
 mod pcap;
 mod pfabric;

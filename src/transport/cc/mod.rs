@@ -31,6 +31,7 @@ pub mod timely;
 use crate::units::SimTime;
 use serde::Serialize;
 
+pub use crate::net::int::{INT_MAX_HOPS, IntHop, IntStack};
 pub use d2tcp::D2tcp;
 pub use dcqcn::DcqcnParams;
 pub use dctcp::Dctcp;
@@ -130,42 +131,6 @@ pub enum WindowCcSpec {
     D2tcp(D2tcp),
     Pdtcp(Pdtcp),
     Swift(Swift),
-}
-
-/// One hop of in-band network telemetry, stamped by a switch as the packet leaves it (HPCC).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct IntHop {
-    /// When the packet left the port.
-    pub time: SimTime,
-    /// Bytes the port had transmitted before this packet (all classes), cumulative.
-    pub tx_bytes: u64,
-    /// Bytes queued at the port (all classes) after this packet left.
-    pub qlen: u64,
-    /// The port's line rate in bit/s.
-    pub rate_bps: u64,
-}
-
-/// Hops of telemetry a packet carries at most (HPCC's five).
-pub const INT_MAX_HOPS: usize = 5;
-
-/// The telemetry stack of one packet.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct IntStack {
-    pub n: u8,
-    pub hops: [IntHop; INT_MAX_HOPS],
-}
-
-impl IntStack {
-    pub fn hops(&self) -> &[IntHop] {
-        &self.hops[..self.n as usize]
-    }
-    /// Appends a hop; beyond [`INT_MAX_HOPS`] the stack keeps its first hops.
-    pub fn push(&mut self, h: IntHop) {
-        if (self.n as usize) < INT_MAX_HOPS {
-            self.hops[self.n as usize] = h;
-            self.n += 1;
-        }
-    }
 }
 
 /// The feedback of one acknowledgement at an RDMA sender (sequence numbers in payload bytes
