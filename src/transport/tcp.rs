@@ -30,7 +30,7 @@
 //! one segment per timeout instead), delayed ACKs, receive-window limits, Nagle, timestamps on the wire, SACK
 //! reneging, lost-retransmission detection other than by timeout, limited transmit.
 
-use super::cc::{AckFeedback, FlowCtx, SenderView, WindowCc};
+use super::cc::{AckFeedback, FlowCtx, Growth, SenderView, WindowCc};
 use super::{Flow, FlowSample, Host, Protocol, Rx, reply};
 use crate::ids::FlowId;
 use crate::net::packet::{Packet, PktKind, ecn, flags};
@@ -542,7 +542,7 @@ impl<C: WindowCc> TcpSender<C> {
         // Entering fast recovery (once per window: not before the previous recover point).
         if self.recovery == Recovery::None && self.sb.n_lost > 0 && self.snd_una >= self.recover {
             let flight = self.sb.out() as f64;
-            self.ssthresh = (flight / 2.0).max(2.0);
+            self.ssthresh = cc.on_loss(&mut self.cc, ctx.now, self.cwnd, flight);
             self.cwnd = self.ssthresh.max(p.min_cwnd);
             self.recover = self.snd_nxt;
             self.recovery = Recovery::Fast;
@@ -581,7 +581,13 @@ impl<C: WindowCc> TcpSender<C> {
         // Window growth on new data acknowledged, outside fast recovery.
         if newly > 0 && !res.ecn_reduced && self.recovery != Recovery::Fast {
             let segs = newly as f64 / mss as f64;
-            cc.grow(&mut self.cc, &mut self.cwnd, self.ssthresh, segs);
+            let g = Growth {
+                segs,
+                ssthresh: self.ssthresh,
+                now: ctx.now,
+                srtt: view.srtt,
+            };
+            cc.grow(&mut self.cc, &mut self.cwnd, g);
             self.cwnd = self.cwnd.min(p.max_cwnd);
         }
         res.done = self.snd_una >= self.size;
@@ -589,10 +595,10 @@ impl<C: WindowCc> TcpSender<C> {
     }
 
     /// Retransmission timeout.
-    pub fn on_timeout(&mut self, p: &TcpParams) {
+    pub fn on_timeout(&mut self, p: &TcpParams, cc: &C, now: SimTime) {
         self.timeouts += 1;
         let flight = self.sb.out() as f64;
-        self.ssthresh = (flight / 2.0).max(2.0);
+        self.ssthresh = cc.on_timeout(&mut self.cc, now, self.cwnd, flight);
         self.cwnd = p.min_cwnd;
         self.sb.mark_all_lost();
         self.recovery = Recovery::Timeout;
@@ -885,7 +891,7 @@ impl<C: WindowCc> Protocol for Tcp<C> {
     fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
         let snd = &mut self.conns[f.idx()].snd;
         if snd.outstanding() {
-            snd.on_timeout(&self.params);
+            snd.on_timeout(&self.params, &self.cc, h.now());
             let rto = snd.rto;
             h.set_timer(f, h.now() + rto);
         }

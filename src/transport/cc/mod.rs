@@ -80,6 +80,16 @@ pub struct AckFeedback {
     pub rtt: SimTime,
 }
 
+/// What a window controller's growth is told: segments newly acknowledged, the slow-start
+/// threshold, the time and the smoothed RTT (once measured).
+#[derive(Clone, Copy, Debug)]
+pub struct Growth {
+    pub segs: f64,
+    pub ssthresh: f64,
+    pub now: SimTime,
+    pub srtt: Option<SimTime>,
+}
+
 /// A window congestion controller (per-run parameters; per-flow state in `State`).
 pub trait WindowCc: Clone + std::fmt::Debug {
     type State: Clone + std::fmt::Debug;
@@ -99,15 +109,31 @@ pub trait WindowCc: Clone + std::fmt::Debug {
         None
     }
 
-    /// Growth on `segs` newly acknowledged segments, outside fast recovery and not on an ACK
-    /// that cut the window: slow start below `ssthresh`, else one segment per window (Reno).
+    /// Growth on `g.segs` newly acknowledged segments, outside fast recovery and not on an
+    /// ACK that cut the window: slow start below `ssthresh`, else one segment per window
+    /// (Reno).
     #[inline(always)]
-    fn grow(&self, _st: &mut Self::State, cwnd: &mut f64, ssthresh: f64, segs: f64) {
-        if *cwnd < ssthresh {
-            *cwnd += segs;
+    fn grow(&self, _st: &mut Self::State, cwnd: &mut f64, g: Growth) {
+        if *cwnd < g.ssthresh {
+            *cwnd += g.segs;
         } else {
-            *cwnd += segs / *cwnd;
+            *cwnd += g.segs / *cwnd;
         }
+    }
+
+    /// Loss detected at `now` (the sender enters fast recovery) with the window at `cwnd` and
+    /// `flight` segments outstanding: returns the new `ssthresh`, which the window drops to
+    /// (at least the sender's minimum). Reno: half the flight, at least 2.
+    #[inline(always)]
+    fn on_loss(&self, _st: &mut Self::State, _now: SimTime, _cwnd: f64, flight: f64) -> f64 {
+        (flight / 2.0).max(2.0)
+    }
+
+    /// Retransmission timeout at `now`: returns the new `ssthresh` (the window restarts from
+    /// the sender's minimum). Reno: half the flight, at least 2.
+    #[inline(always)]
+    fn on_timeout(&self, _st: &mut Self::State, _now: SimTime, _cwnd: f64, flight: f64) -> f64 {
+        (flight / 2.0).max(2.0)
     }
 
     /// The congestion estimate (DCTCP's `alpha`), for diagnostics and time series.

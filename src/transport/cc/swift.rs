@@ -16,7 +16,7 @@
 //! targets: dcsim models no host delay), no per-hop target scaling (`base_target` is given
 //! for the topology), and no windows below one packet (the paper paces them).
 
-use super::{AckFeedback, FlowCtx, SenderView, WindowCc};
+use super::{AckFeedback, FlowCtx, Growth, SenderView, WindowCc};
 use crate::units::SimTime;
 use serde::Serialize;
 
@@ -42,7 +42,6 @@ pub struct Swift {
 pub struct SwiftState {
     /// The last RTT sample.
     pub delay: SimTime,
-    now: SimTime,
     last_decrease: Option<SimTime>,
     pub decreases: u64,
 }
@@ -69,12 +68,12 @@ impl WindowCc for Swift {
     }
 
     #[inline]
-    fn on_ack(&self, st: &mut SwiftState, fb: AckFeedback, _s: &SenderView, ctx: &FlowCtx) {
+    fn on_ack(&self, st: &mut SwiftState, fb: AckFeedback, _s: &SenderView, _ctx: &FlowCtx) {
         st.delay = fb.rtt;
-        st.now = ctx.now;
     }
 
-    fn grow(&self, st: &mut SwiftState, cwnd: &mut f64, _ssthresh: f64, segs: f64) {
+    fn grow(&self, st: &mut SwiftState, cwnd: &mut f64, g: Growth) {
+        let segs = g.segs;
         let target = self.target(*cwnd);
         if st.delay < target {
             *cwnd += if *cwnd >= 1.0 {
@@ -82,11 +81,11 @@ impl WindowCc for Swift {
             } else {
                 self.ai * segs
             };
-        } else if st.last_decrease.is_none_or(|t| st.now >= t + st.delay) {
+        } else if st.last_decrease.is_none_or(|t| g.now >= t + st.delay) {
             let excess = (st.delay.0 - target.0) as f64 / st.delay.0 as f64;
             *cwnd *= (1.0 - self.beta * excess).max(1.0 - self.max_mdf);
             *cwnd = cwnd.max(1.0);
-            st.last_decrease = Some(st.now);
+            st.last_decrease = Some(g.now);
             st.decreases += 1;
         }
     }
@@ -131,6 +130,15 @@ mod tests {
         c.on_ack(s, fb, &view, &ctx);
     }
 
+    fn growth(now_us: u64) -> Growth {
+        Growth {
+            segs: 1.0,
+            ssthresh: 0.0,
+            now: SimTime::from_us(now_us),
+            srtt: None,
+        }
+    }
+
     #[test]
     fn increase_below_target_decrease_above_once_per_rtt() {
         let c = cc();
@@ -138,19 +146,19 @@ mod tests {
         let mut w = 10.0;
         // Below target: +1/cwnd per acknowledged packet.
         ack(&mut s, &c, 0, 15);
-        c.grow(&mut s, &mut w, 0.0, 1.0);
+        c.grow(&mut s, &mut w, growth(0));
         assert!((w - 10.1).abs() < 1e-12);
         // 40 us against a 20 us target: cwnd × max(1 − 0.8 · 20/40, 0.5) = × 0.6.
         ack(&mut s, &c, 100, 40);
-        c.grow(&mut s, &mut w, 0.0, 1.0);
+        c.grow(&mut s, &mut w, growth(100));
         assert!((w - 6.06).abs() < 1e-9, "{w}");
         // Again within one RTT (40 us): no second decrease.
         ack(&mut s, &c, 120, 40);
-        c.grow(&mut s, &mut w, 0.0, 1.0);
+        c.grow(&mut s, &mut w, growth(120));
         assert!((w - 6.06).abs() < 1e-9);
         // One RTT later, 60 us: 1 − 0.8 · 40/60 = 0.47, but a cut is at most max_mdf (0.5).
         ack(&mut s, &c, 200, 60);
-        c.grow(&mut s, &mut w, 0.0, 1.0);
+        c.grow(&mut s, &mut w, growth(200));
         assert!((w - 3.03).abs() < 1e-9);
         assert_eq!(s.decreases, 2);
     }

@@ -178,7 +178,7 @@ fn timeout_collapses_window_and_retransmits_from_una() {
     s.cwnd = 4.0;
     let segs = drain(&mut s, &p);
     assert_eq!(segs.len(), 4);
-    s.on_timeout(&p.tcp);
+    s.on_timeout(&p.tcp, &Reno, SimTime::ZERO);
     assert_eq!(s.cwnd, 1.0);
     assert_eq!(s.rto, SimTime::from_ms(2));
     let seg = s.next_segment(&p.tcp).unwrap();
