@@ -10,7 +10,7 @@ use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind, W
 use crate::net::lb::LbParams;
 use crate::scheme::RateCcKind;
 use crate::transport::TransportSpec;
-use crate::transport::cc::{D2tcp, Dctcp, Pdtcp, Swift, WindowCcSpec};
+use crate::transport::cc::{Cubic, D2tcp, Dctcp, Pdtcp, Reno, Swift, WindowCcSpec};
 use crate::transport::cc::{DctcpRate, Hpcc, PowerTcp, Timely};
 use crate::transport::rdma::{ConnSpec, RdmaSpec};
 use crate::transport::tcp::{RankKind, TcpParams};
@@ -18,23 +18,20 @@ use crate::units::SimTime;
 
 /// The transport a run of `scheme` under `cfg` uses.
 pub fn transport(cfg: &Config, scheme: &Scheme) -> TransportSpec {
-    match scheme.transport {
-        TransportKind::Tcp
-        | TransportKind::Dctcp
-        | TransportKind::D2tcp
-        | TransportKind::Pdtcp
-        | TransportKind::Swift
-        | TransportKind::Pfabric
-        | TransportKind::PfabricEdf => TransportSpec::Tcp {
+    if let Some(cc) = window_cc(cfg, scheme.transport) {
+        return TransportSpec::Tcp {
             params: tcp_params(cfg, scheme),
-            cc: window_cc(cfg, scheme),
-        },
+            cc,
+        };
+    }
+    match scheme.transport {
         TransportKind::Udp => TransportSpec::Udp {
             rate: cfg.udp.rate,
             mss: cfg.packet.mss.0 as u32,
             header: cfg.packet.header.0 as u32,
         },
         TransportKind::Rdma => TransportSpec::Rdma(Box::new(rdma_spec(cfg, scheme))),
+        k => unreachable!("window_cc lowers every TCP-family transport, {k:?} included"),
     }
 }
 
@@ -225,41 +222,94 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
     }
 }
 
-/// The window controller of a TCP-family scheme.
-pub fn window_cc(cfg: &Config, scheme: &Scheme) -> WindowCcSpec {
-    let (g, init_alpha) = (cfg.dctcp.g, cfg.dctcp.init_alpha);
-    match scheme.transport {
-        TransportKind::Dctcp => WindowCcSpec::Dctcp(Dctcp { g, init_alpha }),
-        TransportKind::D2tcp => WindowCcSpec::D2tcp(D2tcp {
-            g,
-            init_alpha,
+/// A window controller's parameters from the config: its section's lowering. Every
+/// controller of the registry (`transport::cc::window_ccs`) must have one, or `window_cc`
+/// does not compile.
+pub trait FromConfig {
+    fn from_config(cfg: &Config) -> Self;
+}
+
+impl FromConfig for Reno {
+    fn from_config(_: &Config) -> Reno {
+        Reno
+    }
+}
+
+impl FromConfig for Dctcp {
+    fn from_config(cfg: &Config) -> Dctcp {
+        Dctcp {
+            g: cfg.dctcp.g,
+            init_alpha: cfg.dctcp.init_alpha,
+        }
+    }
+}
+
+impl FromConfig for D2tcp {
+    fn from_config(cfg: &Config) -> D2tcp {
+        D2tcp {
+            g: cfg.dctcp.g,
+            init_alpha: cfg.dctcp.init_alpha,
             missed_d: cfg.d2tcp.missed_d,
-        }),
-        TransportKind::Pdtcp => WindowCcSpec::Pdtcp(Pdtcp {
-            g,
-            init_alpha,
+        }
+    }
+}
+
+impl FromConfig for Pdtcp {
+    fn from_config(cfg: &Config) -> Pdtcp {
+        Pdtcp {
+            g: cfg.dctcp.g,
+            init_alpha: cfg.dctcp.init_alpha,
             policy: cfg.pdtcp.policy,
             flip: cfg.pdtcp.flip,
             fixed_p: cfg.pdtcp.fixed_p,
-        }),
-        TransportKind::Swift => {
-            let sw = &cfg.swift;
-            WindowCcSpec::Swift(Swift {
-                ai: sw.ai,
-                beta: sw.beta,
-                max_mdf: sw.max_mdf,
-                base_target: sw.base_target.unwrap_or_else(|| {
-                    let rtt = cfg.base_rtt();
-                    SimTime(rtt.0 + rtt.0 / 2)
-                }),
-                fs_range: sw.fs_range,
-                fs_min_cwnd: sw.fs_min_cwnd,
-                fs_max_cwnd: sw.fs_max_cwnd,
-            })
         }
-        _ => WindowCcSpec::Reno,
     }
 }
+
+impl FromConfig for Swift {
+    fn from_config(cfg: &Config) -> Swift {
+        let sw = &cfg.swift;
+        Swift {
+            ai: sw.ai,
+            beta: sw.beta,
+            max_mdf: sw.max_mdf,
+            base_target: sw.base_target.unwrap_or_else(|| {
+                let rtt = cfg.base_rtt();
+                SimTime(rtt.0 + rtt.0 / 2)
+            }),
+            fs_range: sw.fs_range,
+            fs_min_cwnd: sw.fs_min_cwnd,
+            fs_max_cwnd: sw.fs_max_cwnd,
+        }
+    }
+}
+
+impl FromConfig for Cubic {
+    fn from_config(cfg: &Config) -> Cubic {
+        let c = &cfg.cubic;
+        Cubic {
+            c: c.c,
+            beta: c.beta,
+            fast_convergence: c.fast_convergence,
+            tcp_friendly: c.tcp_friendly,
+        }
+    }
+}
+
+macro_rules! window_lowering {
+    (; $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)*) => {
+        /// The window controller of a TCP-family transport (pFabric's hosts run Reno); None
+        /// for UDP and RDMA.
+        pub fn window_cc(cfg: &Config, kind: TransportKind) -> Option<WindowCcSpec> {
+            match kind {
+                $(TransportKind::$kind => Some(WindowCcSpec::$cc(<$cc as FromConfig>::from_config(cfg))),)*
+                TransportKind::Pfabric | TransportKind::PfabricEdf => Some(WindowCcSpec::Reno(Reno)),
+                TransportKind::Udp | TransportKind::Rdma => None,
+            }
+        }
+    };
+}
+crate::transport::cc::window_ccs!(window_lowering);
 
 /// TCP parameters for a scheme.
 pub fn tcp_params(cfg: &Config, scheme: &Scheme) -> TcpParams {

@@ -14,22 +14,36 @@
 use crate::net::lb::LbKind;
 use serde::Serialize;
 
-/// The transport family of a scheme.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TransportKind {
-    Tcp,
-    Dctcp,
-    D2tcp,
-    Pdtcp,
-    /// Swift: delay-based window control.
-    Swift,
-    /// pFabric: rank = remaining flow size.
-    Pfabric,
-    /// pFabric with rank = deadline (earliest deadline first).
-    PfabricEdf,
-    Udp,
-    Rdma,
+macro_rules! transport_kind {
+    ([$($rest:tt)*] ; $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)*) => {
+        /// The transport family of a scheme: one TCP-family variant per window controller of
+        /// the registry (`transport::cc::window_ccs`; `Tcp` is Reno), then pFabric, UDP and
+        /// RDMA.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum TransportKind {
+            $($kind,)*
+            /// pFabric: rank = remaining flow size.
+            Pfabric,
+            /// pFabric with rank = deadline (earliest deadline first).
+            PfabricEdf,
+            Udp,
+            Rdma,
+        }
+
+        impl TransportKind {
+            /// Whether this is TCP with one of the registry's window controllers.
+            pub fn is_window(self) -> bool {
+                matches!(self, $(TransportKind::$kind)|*)
+            }
+        }
+
+        /// Every bundle, declared once: the registry's window controllers first.
+        pub const BUNDLES: &[Bundle] = &[
+            $(tcp($name, $about, TransportKind::$kind, $ecn, $notes),)*
+            $($rest)*
+        ];
+    };
 }
 
 impl TransportKind {
@@ -163,43 +177,8 @@ const fn rdma_cc(
     }
 }
 
-/// Every bundle, declared once.
-pub const BUNDLES: &[Bundle] = &[
-    tcp(
-        "TCP",
-        "NewReno/SACK, not ECN-capable",
-        TransportKind::Tcp,
-        false,
-        "",
-    ),
-    tcp(
-        "DCTCP",
-        "DCTCP over NewReno/SACK, ECN-capable",
-        TransportKind::Dctcp,
-        true,
-        "",
-    ),
-    tcp(
-        "D2TCP",
-        "deadline-aware DCTCP (gamma penalty, d = Tc/D)",
-        TransportKind::D2tcp,
-        true,
-        "",
-    ),
-    tcp(
-        "PDTCP",
-        "deadline-priority DCTCP (p = RD/RA, early flip; PD2TCP in the paper)",
-        TransportKind::Pdtcp,
-        true,
-        "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [PDTCP reconstruction §1.3]",
-    ),
-    tcp(
-        "Swift",
-        "Swift's delay-based window over NewReno/SACK loss recovery (target [swift] base_target)",
-        TransportKind::Swift,
-        false,
-        "RECONSTRUCTED from the Swift paper: one delay, no per-hop scaling, window >= 1 packet",
-    ),
+// The TCP-family bundles come from the window-controller registry; these are the others.
+crate::transport::cc::window_ccs!(transport_kind [
     tcp(
         "UDP",
         "constant-rate unreliable stream at [udp] rate",
@@ -324,7 +303,7 @@ pub const BUNDLES: &[Bundle] = &[
         false,
         "RECONSTRUCTED from abstract + ns-3 re-implementation; no synchronise, RTO-only recovery [GPMP reconstruction §4.2]",
     ),
-];
+]);
 
 /// Load-balancer suffixes: name, load balancer, what it is, notes for the manifest.
 pub const SUFFIXES: &[(&str, LbKind, &str, &str)] = &[

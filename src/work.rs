@@ -86,16 +86,7 @@ pub fn warnings(cfg: &Config) -> Vec<String> {
         .filter_map(|n| Scheme::builtin(n))
         .map(|s| s.transport)
         .collect();
-    let tcp = kinds.iter().any(|k| {
-        matches!(
-            k,
-            TransportKind::Tcp
-                | TransportKind::Dctcp
-                | TransportKind::D2tcp
-                | TransportKind::Pdtcp
-                | TransportKind::Swift
-        )
-    });
+    let tcp = kinds.iter().any(|k| k.is_window());
     if tcp {
         out.extend(below("tcp.rto_min", cfg.tcp.rto_min));
         out.extend(below("tcp.rto_max", cfg.tcp.rto_max));

@@ -149,6 +149,8 @@ pub struct Config {
     pub d2tcp: D2tcpConfig,
     #[serde(default)]
     pub pdtcp: PdtcpConfig,
+    #[serde(default, skip_serializing_if = "CubicConfig::is_default")]
+    pub cubic: CubicConfig,
     #[serde(default)]
     pub pfabric: PfabricConfig,
     #[serde(default)]

@@ -91,6 +91,7 @@ pub const PER_SCHEME_SECTIONS: &[&str] = &[
     "dctcp",
     "d2tcp",
     "pdtcp",
+    "cubic",
     "pfabric",
     "am",
     "flowlet",

@@ -96,6 +96,52 @@ impl Default for D2tcpConfig {
     }
 }
 
+/// `[cubic]`: CUBIC (scheme `CUBIC`; RFC 8312).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CubicConfig {
+    /// `C`, segments per second cubed, (0, 100]. Default 0.4 (RFC 8312).
+    pub c: f64,
+    /// `β_cubic`, the fraction of the window kept at a loss, (0, 1). Default 0.7 (RFC 8312).
+    pub beta: f64,
+    /// Fast convergence (RFC 8312 §4.6). Default true.
+    pub fast_convergence: bool,
+    /// The TCP-friendly region (RFC 8312 §4.2). Default true.
+    pub tcp_friendly: bool,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            tcp_friendly: true,
+        }
+    }
+}
+
+impl CubicConfig {
+    /// At its defaults (then it is left out of a run's identity, as before CUBIC existed).
+    pub fn is_default(&self) -> bool {
+        *self == CubicConfig::default()
+    }
+
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.c > 0.0 && self.c <= 100.0) {
+            return Err(("cubic.c", format!("must be in (0, 100], got {}", self.c)));
+        }
+        if !(self.beta > 0.0 && self.beta < 1.0) {
+            return Err((
+                "cubic.beta",
+                format!("must be in (0, 1), got {}", self.beta),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// `[pdtcp]`: PDTCP (gain and initial alpha come from `[dctcp]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -440,6 +440,9 @@ impl Config {
         if tm.t_low > tm.t_high {
             return Err(err("timely.t_low", "must not exceed timely.t_high".into()));
         }
+        if let Err((key, msg)) = self.cubic.validate() {
+            return Err(err(key, msg));
+        }
         let sw = &self.swift;
         if !(sw.ai > 0.0 && sw.ai <= 100.0) {
             return Err(err(

@@ -350,71 +350,78 @@ impl TransportSpec {
     }
 }
 
-/// The transport of a run: one variant for the whole run, owning every flow's protocol state.
-#[allow(clippy::large_enum_variant)]
-pub enum Transport {
-    /// TCP (NewReno) with each window controller; pFabric's hosts are `Reno`.
-    Reno(tcp::Tcp<cc::Reno>),
-    Dctcp(tcp::Tcp<cc::Dctcp>),
-    D2tcp(tcp::Tcp<cc::D2tcp>),
-    Pdtcp(tcp::Tcp<cc::Pdtcp>),
-    Swift(tcp::Tcp<cc::Swift>),
-    Udp(udp::Udp),
-    /// RoCEv2 reliable-connection queue pairs with DCQCN.
-    Rdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DcqcnParams>>>),
-    /// Queue pairs without rate control (line rate).
-    RdmaLine(Box<rdma::Rdma<rdma::qp::RcQp<cc::LineRate>>>),
-    /// Queue pairs with HPCC, TIMELY, rate-based DCTCP.
-    Hpcc(Box<rdma::Rdma<rdma::qp::RcQp<cc::Hpcc>>>),
-    Timely(Box<rdma::Rdma<rdma::qp::RcQp<cc::Timely>>>),
-    DctcpRdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DctcpRate>>>),
-    PowerTcp(Box<rdma::Rdma<rdma::qp::RcQp<cc::PowerTcp>>>),
-    /// MP-RDMA connections.
-    MpRdma(Box<rdma::Rdma<rdma::mprdma::MpQp>>),
-}
+// The transport enum and its dispatch, with one TCP variant per window controller of the
+// registry (`cc::window_ccs`). `$d` is a `$` for the macros defined inside.
+macro_rules! transport_enum {
+    ($d:tt ; $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)*) => {
+        /// The transport of a run: one variant for the whole run, owning every flow's protocol
+        /// state.
+        #[allow(clippy::large_enum_variant)]
+        pub enum Transport {
+            $(
+                #[doc = concat!("TCP (NewReno/SACK) with the `", stringify!($cc), "` window controller.")]
+                $cc(tcp::Tcp<cc::$cc>),
+            )*
+            Udp(udp::Udp),
+            /// RoCEv2 reliable-connection queue pairs with DCQCN.
+            Rdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DcqcnParams>>>),
+            /// Queue pairs without rate control (line rate).
+            RdmaLine(Box<rdma::Rdma<rdma::qp::RcQp<cc::LineRate>>>),
+            /// Queue pairs with HPCC, TIMELY, rate-based DCTCP.
+            Hpcc(Box<rdma::Rdma<rdma::qp::RcQp<cc::Hpcc>>>),
+            Timely(Box<rdma::Rdma<rdma::qp::RcQp<cc::Timely>>>),
+            DctcpRdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DctcpRate>>>),
+            PowerTcp(Box<rdma::Rdma<rdma::qp::RcQp<cc::PowerTcp>>>),
+            /// MP-RDMA connections.
+            MpRdma(Box<rdma::Rdma<rdma::mprdma::MpQp>>),
+        }
 
-/// Dispatches a call to the run's transport.
-macro_rules! each {
-    ($self:expr, $t:ident => $e:expr) => {
-        match $self {
-            Transport::Reno($t) => $e,
-            Transport::Dctcp($t) => $e,
-            Transport::D2tcp($t) => $e,
-            Transport::Pdtcp($t) => $e,
-            Transport::Swift($t) => $e,
-            Transport::Udp($t) => $e,
-            Transport::Rdma($t) => $e,
-            Transport::RdmaLine($t) => $e,
-            Transport::Hpcc($t) => $e,
-            Transport::Timely($t) => $e,
-            Transport::DctcpRdma($t) => $e,
-            Transport::PowerTcp($t) => $e,
-            Transport::MpRdma($t) => $e,
+        /// Dispatches a call to the run's transport.
+        macro_rules! each {
+            ($d self_:expr, $d t:ident => $d e:expr) => {
+                match $d self_ {
+                    $(Transport::$cc($d t) => $d e,)*
+                    Transport::Udp($d t) => $d e,
+                    Transport::Rdma($d t) => $d e,
+                    Transport::RdmaLine($d t) => $d e,
+                    Transport::Hpcc($d t) => $d e,
+                    Transport::Timely($d t) => $d e,
+                    Transport::DctcpRdma($d t) => $d e,
+                    Transport::PowerTcp($d t) => $d e,
+                    Transport::MpRdma($d t) => $d e,
+                }
+            };
+        }
+
+        /// Applies an expression to the run's TCP transport, whatever its controller; `$other`
+        /// for the other transports.
+        macro_rules! with_tcp {
+            ($d self_:expr, $d t:ident => $d e:expr, $d other:expr) => {
+                match $d self_ {
+                    $(Transport::$cc($d t) => $d e,)*
+                    Transport::Udp(_)
+                    | Transport::Rdma(_)
+                    | Transport::RdmaLine(_)
+                    | Transport::Hpcc(_)
+                    | Transport::Timely(_)
+                    | Transport::DctcpRdma(_)
+                    | Transport::PowerTcp(_)
+                    | Transport::MpRdma(_) => $d other,
+                }
+            };
+        }
+
+        impl Transport {
+            /// The TCP transport with window controller `spec`.
+            fn new_tcp(p: tcp::TcpParams, spec: cc::WindowCcSpec, flows: &[Flow]) -> Transport {
+                match spec {
+                    $(cc::WindowCcSpec::$cc(c) => Transport::$cc(tcp::Tcp::new(p, c, flows)),)*
+                }
+            }
         }
     };
 }
-
-/// Applies an expression to the run's TCP transport, whatever its controller; `$other` for the
-/// other transports.
-macro_rules! with_tcp {
-    ($self:expr, $t:ident => $e:expr, $other:expr) => {
-        match $self {
-            Transport::Reno($t) => $e,
-            Transport::Dctcp($t) => $e,
-            Transport::D2tcp($t) => $e,
-            Transport::Pdtcp($t) => $e,
-            Transport::Swift($t) => $e,
-            Transport::Udp(_)
-            | Transport::Rdma(_)
-            | Transport::RdmaLine(_)
-            | Transport::Hpcc(_)
-            | Transport::Timely(_)
-            | Transport::DctcpRdma(_)
-            | Transport::PowerTcp(_)
-            | Transport::MpRdma(_) => $other,
-        }
-    };
-}
+cc::window_ccs!(transport_enum $);
 
 /// Applies an expression to the run's RDMA transport, whatever its connections; `$other` for
 /// the other transports.
@@ -446,16 +453,7 @@ impl Transport {
         seed: u64,
     ) -> Transport {
         match spec {
-            TransportSpec::Tcp { params, cc } => {
-                let p = params.clone();
-                match *cc {
-                    cc::WindowCcSpec::Reno => Transport::Reno(tcp::Tcp::new(p, cc::Reno, flows)),
-                    cc::WindowCcSpec::Dctcp(c) => Transport::Dctcp(tcp::Tcp::new(p, c, flows)),
-                    cc::WindowCcSpec::D2tcp(c) => Transport::D2tcp(tcp::Tcp::new(p, c, flows)),
-                    cc::WindowCcSpec::Pdtcp(c) => Transport::Pdtcp(tcp::Tcp::new(p, c, flows)),
-                    cc::WindowCcSpec::Swift(c) => Transport::Swift(tcp::Tcp::new(p, c, flows)),
-                }
-            }
+            TransportSpec::Tcp { params, cc } => Transport::new_tcp(params.clone(), *cc, flows),
             TransportSpec::Udp { rate, mss, header } => {
                 Transport::Udp(udp::Udp::new(*rate, *mss, *header, flows, line_rate))
             }

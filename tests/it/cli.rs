@@ -65,6 +65,8 @@ fn out_of_range() {
     );
     rejects("[switch]\nqueues = 9\n", &["switch.queues", "1..=8"]);
     rejects("[dctcp]\ng = 2.0\n", &["dctcp.g"]);
+    rejects("[cubic]\nbeta = 1.0\n", &["cubic.beta", "(0, 1)"]);
+    rejects("[cubic]\nc = 0\n", &["cubic.c", "(0, 100]"]);
     rejects("schemes = [\"Homa\"]\n", &["schemes[0]", "DCTCP"]);
     rejects(
         "[switch.pfc]\nenabled = true\npriorities = [3]\n",
