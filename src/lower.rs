@@ -10,8 +10,7 @@ use crate::config::{Config, DcqcnProfile, RdmaHostKind, Scheme, TransportKind, W
 use crate::net::lb::LbParams;
 use crate::scheme::RateCcKind;
 use crate::transport::TransportSpec;
-use crate::transport::cc::{Cubic, D2tcp, Dctcp, Pdtcp, Reno, Swift, WindowCcSpec};
-use crate::transport::cc::{DctcpRate, Hpcc, PowerTcp, Timely};
+use crate::transport::cc::{self, WindowCcSpec};
 use crate::transport::rdma::{ConnSpec, RdmaSpec};
 use crate::transport::tcp::{RankKind, TcpParams};
 use crate::units::SimTime;
@@ -74,29 +73,7 @@ pub fn pfabric_rank(t: TransportKind) -> Option<RankKind> {
 
 /// The RDMA transport of a scheme.
 pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
-    use crate::transport::cc::dcqcn::DcqcnParams;
     use crate::transport::rdma::HostSched;
-    let bw = cfg.topology.host_rate().bps() as f64 / 1e9;
-    let dcqcn = match cfg.rdma.dcqcn {
-        DcqcnProfile::Off => None,
-        prof => {
-            let mut d = if prof == DcqcnProfile::Dcqcn {
-                DcqcnParams::hpcc_dcqcn(bw)
-            } else {
-                DcqcnParams::hpcc_dcqcn_paper(bw)
-            };
-            if let Some(g) = cfg.rdma.g {
-                d.g = g;
-            }
-            if let Some(m) = cfg.rdma.min_rate {
-                d.min_rate_bps = m.bps() as f64;
-            }
-            if let Some(st) = cfg.rdma.stages {
-                d.stages = st;
-            }
-            Some(d)
-        }
-    };
     let sched = match scheme.rdma_host.expect("RDMA scheme") {
         RdmaHostKind::SinglePath => HostSched::SinglePath,
         RdmaHostKind::PerMessage => HostSched::PerMessage,
@@ -111,8 +88,6 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
         },
         RdmaHostKind::MpRdma => HostSched::MpRdma,
     };
-    let host_bps = cfg.topology.host_rate().bps() as f64;
-    let min_rate = cfg.rdma.min_rate.map_or(1e9, |r| r.bps() as f64);
     let (max_rtt, max_bdp) = max_rtt_bdp(cfg);
     let cc = scheme.rate_cc.unwrap_or(RateCcKind::Dcqcn);
     let conn = if scheme.rdma_host == Some(RdmaHostKind::MpRdma) {
@@ -124,61 +99,15 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
             base_rtt: cfg.mprdma.base_rtt,
         })
     } else {
-        match cc {
-            RateCcKind::Dcqcn => match dcqcn {
-                Some(d) => ConnSpec::Dcqcn(d),
-                None => ConnSpec::LineRate,
-            },
-            RateCcKind::Hpcc => ConnSpec::Hpcc(Hpcc {
-                eta: cfg.hpcc.eta,
-                rai_bps: cfg
-                    .hpcc
-                    .rate_ai
-                    .map_or(host_bps / 2500.0, |r| r.bps() as f64),
-                min_rate_bps: min_rate,
-                mi_thresh: cfg.hpcc.mi_thresh,
-                fast_react: cfg.hpcc.fast_react,
-                base_rtt: max_rtt,
-                win: max_bdp,
-            }),
-            RateCcKind::Timely => {
-                let t = &cfg.timely;
-                ConnSpec::Timely(Timely {
-                    alpha: t.alpha,
-                    beta: t.beta,
-                    t_low: t.t_low,
-                    t_high: t.t_high,
-                    min_rtt: t.min_rtt,
-                    rai_bps: t.rate_ai.map_or(host_bps / 1000.0, |r| r.bps() as f64),
-                    rhai_bps: t.rate_hai.map_or(host_bps / 200.0, |r| r.bps() as f64),
-                    min_rate_bps: min_rate,
-                    hai_after: 5,
-                })
-            }
-            RateCcKind::PowerTcp => ConnSpec::PowerTcp(PowerTcp {
-                gamma: cfg.powertcp.gamma,
-                rai_bps: cfg
-                    .powertcp
-                    .rate_ai
-                    .map_or(host_bps / 2500.0, |r| r.bps() as f64),
-                min_rate_bps: min_rate,
-                base_rtt: max_rtt,
-            }),
-            RateCcKind::DctcpRate => ConnSpec::DctcpRate(DctcpRate {
-                g: cfg.dctcp_rdma.g,
-                rai_bps: cfg
-                    .dctcp_rdma
-                    .rate_ai
-                    .map_or(host_bps * 0.00615, |r| r.bps() as f64),
-                min_rate_bps: min_rate,
-                mtu: cfg.packet.mss.0 as u32,
-            }),
-        }
+        let ctx = RateCtx {
+            host_bps: cfg.topology.host_rate().bps() as f64,
+            min_rate_bps: cfg.rdma.min_rate.map_or(1e9, |r| r.bps() as f64),
+            max_rtt,
+            max_bdp,
+        };
+        rate_conn(cfg, cc, &ctx)
     };
-    let windowed = matches!(
-        cc,
-        RateCcKind::Hpcc | RateCcKind::DctcpRate | RateCcKind::PowerTcp
-    );
+    let windowed = cc.windowed();
     let window = match cfg.rdma.window {
         Some(WindowSpec::None) => None,
         Some(WindowSpec::Bdp) => Some(max_bdp),
@@ -223,30 +152,30 @@ pub fn rdma_spec(cfg: &Config, scheme: &Scheme) -> RdmaSpec {
 }
 
 /// A window controller's parameters from the config: its section's lowering. Every
-/// controller of the registry (`transport::cc::window_ccs`) must have one, or `window_cc`
+/// controller of the registry (`transport::registry`) must have one, or `window_cc`
 /// does not compile.
 pub trait FromConfig {
     fn from_config(cfg: &Config) -> Self;
 }
 
-impl FromConfig for Reno {
-    fn from_config(_: &Config) -> Reno {
-        Reno
+impl FromConfig for cc::Reno {
+    fn from_config(_: &Config) -> cc::Reno {
+        cc::Reno
     }
 }
 
-impl FromConfig for Dctcp {
-    fn from_config(cfg: &Config) -> Dctcp {
-        Dctcp {
+impl FromConfig for cc::Dctcp {
+    fn from_config(cfg: &Config) -> cc::Dctcp {
+        cc::Dctcp {
             g: cfg.dctcp.g,
             init_alpha: cfg.dctcp.init_alpha,
         }
     }
 }
 
-impl FromConfig for D2tcp {
-    fn from_config(cfg: &Config) -> D2tcp {
-        D2tcp {
+impl FromConfig for cc::D2tcp {
+    fn from_config(cfg: &Config) -> cc::D2tcp {
+        cc::D2tcp {
             g: cfg.dctcp.g,
             init_alpha: cfg.dctcp.init_alpha,
             missed_d: cfg.d2tcp.missed_d,
@@ -254,9 +183,9 @@ impl FromConfig for D2tcp {
     }
 }
 
-impl FromConfig for Pdtcp {
-    fn from_config(cfg: &Config) -> Pdtcp {
-        Pdtcp {
+impl FromConfig for cc::Pdtcp {
+    fn from_config(cfg: &Config) -> cc::Pdtcp {
+        cc::Pdtcp {
             g: cfg.dctcp.g,
             init_alpha: cfg.dctcp.init_alpha,
             policy: cfg.pdtcp.policy,
@@ -266,10 +195,10 @@ impl FromConfig for Pdtcp {
     }
 }
 
-impl FromConfig for Swift {
-    fn from_config(cfg: &Config) -> Swift {
+impl FromConfig for cc::Swift {
+    fn from_config(cfg: &Config) -> cc::Swift {
         let sw = &cfg.swift;
-        Swift {
+        cc::Swift {
             ai: sw.ai,
             beta: sw.beta,
             max_mdf: sw.max_mdf,
@@ -284,10 +213,10 @@ impl FromConfig for Swift {
     }
 }
 
-impl FromConfig for Cubic {
-    fn from_config(cfg: &Config) -> Cubic {
+impl FromConfig for cc::Cubic {
+    fn from_config(cfg: &Config) -> cc::Cubic {
         let c = &cfg.cubic;
-        Cubic {
+        cc::Cubic {
             c: c.c,
             beta: c.beta,
             fast_convergence: c.fast_convergence,
@@ -296,20 +225,131 @@ impl FromConfig for Cubic {
     }
 }
 
-macro_rules! window_lowering {
-    (; $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)*) => {
+/// What a rate controller's lowering may use besides the config: the host line rate, the
+/// queue pairs' minimum rate (`[rdma] min_rate`, 1 Gbps by default), and the network's
+/// largest unloaded round trip and bandwidth-delay product (`max_rtt_bdp`).
+#[derive(Clone, Copy, Debug)]
+pub struct RateCtx {
+    pub host_bps: f64,
+    pub min_rate_bps: f64,
+    pub max_rtt: SimTime,
+    pub max_bdp: u64,
+}
+
+/// A rate controller's parameters from the config: its section's lowering; None runs the
+/// queue pairs at line rate (DCQCN with `[rdma] dcqcn = "off"`). Every rate controller of the
+/// registry must have one, or `rate_conn` does not compile.
+pub trait RateFromConfig: Sized {
+    fn from_config(cfg: &Config, ctx: &RateCtx) -> Option<Self>;
+}
+
+impl RateFromConfig for cc::DcqcnParams {
+    fn from_config(cfg: &Config, _: &RateCtx) -> Option<cc::DcqcnParams> {
+        let bw = cfg.topology.host_rate().bps() as f64 / 1e9;
+        let mut d = match cfg.rdma.dcqcn {
+            DcqcnProfile::Off => return None,
+            DcqcnProfile::Dcqcn => cc::DcqcnParams::hpcc_dcqcn(bw),
+            _ => cc::DcqcnParams::hpcc_dcqcn_paper(bw),
+        };
+        if let Some(g) = cfg.rdma.g {
+            d.g = g;
+        }
+        if let Some(m) = cfg.rdma.min_rate {
+            d.min_rate_bps = m.bps() as f64;
+        }
+        if let Some(st) = cfg.rdma.stages {
+            d.stages = st;
+        }
+        Some(d)
+    }
+}
+
+impl RateFromConfig for cc::Hpcc {
+    fn from_config(cfg: &Config, x: &RateCtx) -> Option<cc::Hpcc> {
+        Some(cc::Hpcc {
+            eta: cfg.hpcc.eta,
+            rai_bps: cfg
+                .hpcc
+                .rate_ai
+                .map_or(x.host_bps / 2500.0, |r| r.bps() as f64),
+            min_rate_bps: x.min_rate_bps,
+            mi_thresh: cfg.hpcc.mi_thresh,
+            fast_react: cfg.hpcc.fast_react,
+            base_rtt: x.max_rtt,
+            win: x.max_bdp,
+        })
+    }
+}
+
+impl RateFromConfig for cc::Timely {
+    fn from_config(cfg: &Config, x: &RateCtx) -> Option<cc::Timely> {
+        let t = &cfg.timely;
+        Some(cc::Timely {
+            alpha: t.alpha,
+            beta: t.beta,
+            t_low: t.t_low,
+            t_high: t.t_high,
+            min_rtt: t.min_rtt,
+            rai_bps: t.rate_ai.map_or(x.host_bps / 1000.0, |r| r.bps() as f64),
+            rhai_bps: t.rate_hai.map_or(x.host_bps / 200.0, |r| r.bps() as f64),
+            min_rate_bps: x.min_rate_bps,
+            hai_after: 5,
+        })
+    }
+}
+
+impl RateFromConfig for cc::PowerTcp {
+    fn from_config(cfg: &Config, x: &RateCtx) -> Option<cc::PowerTcp> {
+        Some(cc::PowerTcp {
+            gamma: cfg.powertcp.gamma,
+            rai_bps: cfg
+                .powertcp
+                .rate_ai
+                .map_or(x.host_bps / 2500.0, |r| r.bps() as f64),
+            min_rate_bps: x.min_rate_bps,
+            base_rtt: x.max_rtt,
+        })
+    }
+}
+
+impl RateFromConfig for cc::DctcpRate {
+    fn from_config(cfg: &Config, x: &RateCtx) -> Option<cc::DctcpRate> {
+        Some(cc::DctcpRate {
+            g: cfg.dctcp_rdma.g,
+            rai_bps: cfg
+                .dctcp_rdma
+                .rate_ai
+                .map_or(x.host_bps * 0.00615, |r| r.bps() as f64),
+            min_rate_bps: x.min_rate_bps,
+            mtu: cfg.packet.mss.0 as u32,
+        })
+    }
+}
+
+macro_rules! lowering {
+    ([]
+     window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
+     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $int:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
         /// The window controller of a TCP-family transport (pFabric's hosts run Reno); None
         /// for UDP and RDMA.
         pub fn window_cc(cfg: &Config, kind: TransportKind) -> Option<WindowCcSpec> {
             match kind {
-                $(TransportKind::$kind => Some(WindowCcSpec::$cc(<$cc as FromConfig>::from_config(cfg))),)*
-                TransportKind::Pfabric | TransportKind::PfabricEdf => Some(WindowCcSpec::Reno(Reno)),
+                $(TransportKind::$kind => Some(WindowCcSpec::$cc(<cc::$cc as FromConfig>::from_config(cfg))),)*
+                TransportKind::Pfabric | TransportKind::PfabricEdf => Some(WindowCcSpec::Reno(cc::Reno)),
                 TransportKind::Udp | TransportKind::Rdma => None,
+            }
+        }
+
+        /// The connections of reliable-connection queue pairs paced by `kind`.
+        pub fn rate_conn(cfg: &Config, kind: RateCcKind, ctx: &RateCtx) -> ConnSpec {
+            match kind {
+                $(RateCcKind::$rkind => <cc::$rcc as RateFromConfig>::from_config(cfg, ctx)
+                    .map_or(ConnSpec::LineRate, ConnSpec::$rkind),)*
             }
         }
     };
 }
-crate::transport::cc::window_ccs!(window_lowering);
+crate::transport::registry::ccs!(lowering []);
 
 /// TCP parameters for a scheme.
 pub fn tcp_params(cfg: &Config, scheme: &Scheme) -> TcpParams {

@@ -15,10 +15,11 @@ use crate::net::lb::LbKind;
 use serde::Serialize;
 
 macro_rules! transport_kind {
-    ([$($rest:tt)*] ; $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)*) => {
+    ([[$($before:tt)*] [$($after:tt)*]]
+     window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
+     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $int:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
         /// The transport family of a scheme: one TCP-family variant per window controller of
-        /// the registry (`transport::cc::window_ccs`; `Tcp` is Reno), then pFabric, UDP and
-        /// RDMA.
+        /// the registry (`transport::registry`; `Tcp` is Reno), then pFabric, UDP and RDMA.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
         #[serde(rename_all = "snake_case")]
         pub enum TransportKind {
@@ -38,12 +39,60 @@ macro_rules! transport_kind {
             }
         }
 
-        /// Every bundle, declared once: the registry's window controllers first.
+        /// The rate controller of an RDMA scheme's reliable-connection queue pairs: one
+        /// variant per rate row of the registry (`transport::registry`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum RateCcKind {
+            $(
+                #[doc = concat!("`", $rname, "`: ", $rabout)]
+                $rkind,
+            )*
+        }
+
+        impl RateCcKind {
+            /// The queue pairs get a bandwidth-delay-product window unless `[rdma] window`
+            /// says otherwise.
+            pub fn windowed(self) -> bool {
+                match self {
+                    $(RateCcKind::$rkind => $win,)*
+                }
+            }
+
+            /// Data packets carry in-band telemetry (the header grows by default).
+            pub fn telemetry(self) -> bool {
+                match self {
+                    $(RateCcKind::$rkind => $int,)*
+                }
+            }
+
+            /// The switches' default ECN marking for this controller.
+            pub fn marking(self) -> Marking {
+                match self {
+                    $(RateCcKind::$rkind => Marking::$mark,)*
+                }
+            }
+        }
+
+        /// Every bundle, declared once: the registry's window controllers first, then UDP,
+        /// pFabric and the first RDMA ones, the registry's rate controllers (a queue pair per
+        /// message, as the HPCC ns-3 simulator runs them), and the other RDMA schemes.
         pub const BUNDLES: &[Bundle] = &[
             $(tcp($name, $about, TransportKind::$kind, $ecn, $notes),)*
-            $($rest)*
+            $($before)*
+            $(rdma_cc($rname, $rabout, RateCcKind::$rkind, $rnotes),)*
+            $($after)*
         ];
     };
+}
+
+/// The default ECN marking at switches a rate controller is run with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marking {
+    /// DCQCN's RED profile (K_min, K_max, P_max).
+    Red,
+    /// One threshold (DCTCP's step).
+    Step,
 }
 
 impl TransportKind {
@@ -63,19 +112,6 @@ pub enum RdmaHostKind {
     Srm,
     Gpmp,
     MpRdma,
-}
-
-/// The rate controller of an RDMA scheme's reliable-connection queue pairs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RateCcKind {
-    /// DCQCN with `[rdma] dcqcn`'s profile (or none with `dcqcn = "off"`).
-    Dcqcn,
-    Hpcc,
-    Timely,
-    /// The HPCC ns-3 simulator's rate-based DCTCP.
-    DctcpRate,
-    PowerTcp,
 }
 
 /// A scheme: a named bundle of choices.
@@ -177,8 +213,9 @@ const fn rdma_cc(
     }
 }
 
-// The TCP-family bundles come from the window-controller registry; these are the others.
-crate::transport::cc::window_ccs!(transport_kind [
+// The TCP-family bundles and the rate controllers' come from the registry; these are the
+// others.
+crate::transport::registry::ccs!(transport_kind [[
     tcp(
         "UDP",
         "constant-rate unreliable stream at [udp] rate",
@@ -216,24 +253,7 @@ crate::transport::cc::window_ccs!(transport_kind [
         false,
         "QP per message [GPMP reconstruction §4.1]",
     ),
-    rdma_cc(
-        "DCQCN",
-        "RoCEv2 queue pair per message with DCQCN (HPCC ns-3 CC_MODE 1)",
-        RateCcKind::Dcqcn,
-        "",
-    ),
-    rdma_cc(
-        "HPCC",
-        "RoCEv2 queue pair per message with HPCC: in-band telemetry, rate + window (CC_MODE 3)",
-        RateCcKind::Hpcc,
-        "HPCC as the HPCC ns-3 simulator implements it (single rate, exact telemetry)",
-    ),
-    rdma_cc(
-        "TIMELY",
-        "RoCEv2 queue pair per message with TIMELY: RTT-gradient rate control (CC_MODE 7)",
-        RateCcKind::Timely,
-        "TIMELY as the HPCC ns-3 simulator implements it (update once per RTT of bytes)",
-    ),
+] [
     Bundle {
         irn: true,
         ..rdma_cc(
@@ -243,18 +263,6 @@ crate::transport::cc::window_ccs!(transport_kind [
             "IRN (SIGCOMM 2018) from its published description: write-like messages only; [irn]",
         )
     },
-    rdma_cc(
-        "PowerTCP",
-        "RoCEv2 queue pair per message with PowerTCP: window from bottleneck power (queue x its gradient), in-band telemetry",
-        RateCcKind::PowerTcp,
-        "RECONSTRUCTED from the PowerTCP paper (NSDI 2022, Algorithm 1, INT variant) on RoCE queue pairs; [powertcp]",
-    ),
-    rdma_cc(
-        "DCTCP-RDMA",
-        "RoCEv2 queue pair per message with rate-based DCTCP and a BDP window (CC_MODE 8)",
-        RateCcKind::DctcpRate,
-        "the HPCC ns-3 simulator's rate-based DCTCP, not TCP",
-    ),
     rdma(
         "NEM-like",
         "proxy: short/long queue pairs with NIC strict priority, no slicing, one data queue",
@@ -303,7 +311,7 @@ crate::transport::cc::window_ccs!(transport_kind [
         false,
         "RECONSTRUCTED from abstract + ns-3 re-implementation; no synchronise, RTO-only recovery [GPMP reconstruction §4.2]",
     ),
-]);
+]]);
 
 /// Load-balancer suffixes: name, load balancer, what it is, notes for the manifest.
 pub const SUFFIXES: &[(&str, LbKind, &str, &str)] = &[

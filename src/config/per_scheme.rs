@@ -19,7 +19,7 @@
 use super::{Config, ConfigError};
 use crate::net::buffer::BufferKind;
 use crate::net::port::EcnConfig;
-use crate::scheme::{RateCcKind, Scheme, TransportKind};
+use crate::scheme::{Marking, RateCcKind, Scheme, TransportKind};
 use crate::units::Bytes;
 use std::collections::BTreeSet;
 
@@ -130,10 +130,7 @@ impl Config {
         let rate = self.topology.host_rate();
         let scaled =
             |bytes_per_gbps: f64| Bytes((bytes_per_gbps * rate.0 as f64 / 1e9).round() as u64);
-        let int = matches!(
-            scheme.rate_cc,
-            Some(RateCcKind::Hpcc | RateCcKind::PowerTcp)
-        );
+        let int = scheme.rate_cc.is_some_and(RateCcKind::telemetry);
         let mut v = vec![
             TransportDefault {
                 key: "packet.mss",
@@ -153,7 +150,7 @@ impl Config {
                 },
             },
         ];
-        let ecn = if scheme.rate_cc == Some(RateCcKind::DctcpRate) {
+        let ecn = if scheme.rate_cc.map(RateCcKind::marking) == Some(Marking::Step) {
             let k = scaled(3_000.0);
             (
                 format!("{{ kind = \"step\", k = \"{k}\", at = \"dequeue\" }}"),

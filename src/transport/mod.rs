@@ -27,6 +27,7 @@
 
 pub mod cc;
 pub mod rdma;
+pub mod registry;
 pub mod tcp;
 pub mod udp;
 
@@ -350,10 +351,13 @@ impl TransportSpec {
     }
 }
 
-// The transport enum and its dispatch, with one TCP variant per window controller of the
-// registry (`cc::window_ccs`). `$d` is a `$` for the macros defined inside.
+// The transport enum and its dispatch, with one TCP variant per window controller and one
+// RDMA variant per rate controller of the registry (`registry::ccs`). `$d` is a `$` for the
+// macros defined inside.
 macro_rules! transport_enum {
-    ($d:tt ; $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)*) => {
+    ([$d:tt]
+     window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
+     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $int:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
         /// The transport of a run: one variant for the whole run, owning every flow's protocol
         /// state.
         #[allow(clippy::large_enum_variant)]
@@ -363,15 +367,12 @@ macro_rules! transport_enum {
                 $cc(tcp::Tcp<cc::$cc>),
             )*
             Udp(udp::Udp),
-            /// RoCEv2 reliable-connection queue pairs with DCQCN.
-            Rdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DcqcnParams>>>),
+            $(
+                #[doc = concat!("RoCEv2 reliable-connection queue pairs paced by `", stringify!($rcc), "`.")]
+                $rkind(Box<rdma::Rdma<rdma::qp::RcQp<cc::$rcc>>>),
+            )*
             /// Queue pairs without rate control (line rate).
             RdmaLine(Box<rdma::Rdma<rdma::qp::RcQp<cc::LineRate>>>),
-            /// Queue pairs with HPCC, TIMELY, rate-based DCTCP.
-            Hpcc(Box<rdma::Rdma<rdma::qp::RcQp<cc::Hpcc>>>),
-            Timely(Box<rdma::Rdma<rdma::qp::RcQp<cc::Timely>>>),
-            DctcpRdma(Box<rdma::Rdma<rdma::qp::RcQp<cc::DctcpRate>>>),
-            PowerTcp(Box<rdma::Rdma<rdma::qp::RcQp<cc::PowerTcp>>>),
             /// MP-RDMA connections.
             MpRdma(Box<rdma::Rdma<rdma::mprdma::MpQp>>),
         }
@@ -382,12 +383,8 @@ macro_rules! transport_enum {
                 match $d self_ {
                     $(Transport::$cc($d t) => $d e,)*
                     Transport::Udp($d t) => $d e,
-                    Transport::Rdma($d t) => $d e,
+                    $(Transport::$rkind($d t) => $d e,)*
                     Transport::RdmaLine($d t) => $d e,
-                    Transport::Hpcc($d t) => $d e,
-                    Transport::Timely($d t) => $d e,
-                    Transport::DctcpRdma($d t) => $d e,
-                    Transport::PowerTcp($d t) => $d e,
                     Transport::MpRdma($d t) => $d e,
                 }
             };
@@ -400,13 +397,22 @@ macro_rules! transport_enum {
                 match $d self_ {
                     $(Transport::$cc($d t) => $d e,)*
                     Transport::Udp(_)
-                    | Transport::Rdma(_)
+                    $(| Transport::$rkind(_))*
                     | Transport::RdmaLine(_)
-                    | Transport::Hpcc(_)
-                    | Transport::Timely(_)
-                    | Transport::DctcpRdma(_)
-                    | Transport::PowerTcp(_)
                     | Transport::MpRdma(_) => $d other,
+                }
+            };
+        }
+
+        /// Applies an expression to the run's RDMA transport, whatever its connections;
+        /// `$other` for the other transports.
+        macro_rules! with_rdma {
+            ($d self_:expr, $d t:ident => $d e:expr, $d other:expr) => {
+                match $d self_ {
+                    $(Transport::$rkind($d t) => $d e,)*
+                    Transport::RdmaLine($d t) => $d e,
+                    Transport::MpRdma($d t) => $d e,
+                    $(Transport::$cc(_))|* | Transport::Udp(_) => $d other,
                 }
             };
         }
@@ -418,27 +424,38 @@ macro_rules! transport_enum {
                     $(cc::WindowCcSpec::$cc(c) => Transport::$cc(tcp::Tcp::new(p, c, flows)),)*
                 }
             }
-        }
-    };
-}
-cc::window_ccs!(transport_enum $);
 
-/// Applies an expression to the run's RDMA transport, whatever its connections; `$other` for
-/// the other transports.
-macro_rules! with_rdma {
-    ($self:expr, $t:ident => $e:expr, $other:expr) => {
-        match $self {
-            Transport::Rdma($t) => $e,
-            Transport::RdmaLine($t) => $e,
-            Transport::Hpcc($t) => $e,
-            Transport::Timely($t) => $e,
-            Transport::DctcpRdma($t) => $e,
-            Transport::PowerTcp($t) => $e,
-            Transport::MpRdma($t) => $e,
-            _ => $other,
+            /// The RDMA transport of `r`.
+            fn new_rdma(r: &rdma::RdmaSpec, specs: &[FlowSpec], n_hosts: usize, seed: u64) -> Transport {
+                let s = r.clone();
+                match &r.conn {
+                    $(rdma::ConnSpec::$rkind(c) => Transport::$rkind(Box::new(rdma::Rdma::new(
+                        s,
+                        c.clone(),
+                        specs,
+                        n_hosts,
+                        seed,
+                    ))),)*
+                    rdma::ConnSpec::LineRate => Transport::RdmaLine(Box::new(rdma::Rdma::new(
+                        s,
+                        cc::LineRate,
+                        specs,
+                        n_hosts,
+                        seed,
+                    ))),
+                    rdma::ConnSpec::MpRdma(mp) => Transport::MpRdma(Box::new(rdma::Rdma::new(
+                        s,
+                        mp.clone(),
+                        specs,
+                        n_hosts,
+                        seed,
+                    ))),
+                }
+            }
         }
     };
 }
+registry::ccs!(transport_enum [$]);
 
 impl Transport {
     /// The transport of a run: `flows` are the simulator's records of the workload's flows
@@ -457,44 +474,7 @@ impl Transport {
             TransportSpec::Udp { rate, mss, header } => {
                 Transport::Udp(udp::Udp::new(*rate, *mss, *header, flows, line_rate))
             }
-            TransportSpec::Rdma(r) => {
-                let s = (**r).clone();
-                match &r.conn {
-                    rdma::ConnSpec::Dcqcn(d) => Transport::Rdma(Box::new(rdma::Rdma::new(
-                        s,
-                        d.clone(),
-                        specs,
-                        n_hosts,
-                        seed,
-                    ))),
-                    rdma::ConnSpec::LineRate => Transport::RdmaLine(Box::new(rdma::Rdma::new(
-                        s,
-                        cc::LineRate,
-                        specs,
-                        n_hosts,
-                        seed,
-                    ))),
-                    rdma::ConnSpec::Hpcc(c) => {
-                        Transport::Hpcc(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
-                    }
-                    rdma::ConnSpec::Timely(c) => {
-                        Transport::Timely(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
-                    }
-                    rdma::ConnSpec::DctcpRate(c) => {
-                        Transport::DctcpRdma(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
-                    }
-                    rdma::ConnSpec::PowerTcp(c) => {
-                        Transport::PowerTcp(Box::new(rdma::Rdma::new(s, *c, specs, n_hosts, seed)))
-                    }
-                    rdma::ConnSpec::MpRdma(mp) => Transport::MpRdma(Box::new(rdma::Rdma::new(
-                        s,
-                        mp.clone(),
-                        specs,
-                        n_hosts,
-                        seed,
-                    ))),
-                }
-            }
+            TransportSpec::Rdma(r) => Transport::new_rdma(r, specs, n_hosts, seed),
         }
     }
 

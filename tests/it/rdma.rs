@@ -357,7 +357,7 @@ fn fewer_paths_than_spines_still_use_every_spine() {
 /// The RDMA transport of a queue-pair run.
 fn rc(s: &Sim) -> &dcsim::transport::rdma::Rdma<RcQp<DcqcnParams>> {
     match &s.transport {
-        Transport::Rdma(r) => r,
+        Transport::Dcqcn(r) => r,
         _ => panic!("a queue-pair RDMA run"),
     }
 }

@@ -150,41 +150,11 @@ pub trait WindowCc: Clone + std::fmt::Debug {
     }
 }
 
-/// The registry of window controllers: one row per algorithm,
-///
-/// `TransportKind variant: controller type, "scheme name", ECN-capable, "about", "notes";`
-///
-/// from which the scheme bundles and [`TransportKind`](crate::scheme::TransportKind)
-/// (`scheme`), [`WindowCcSpec`], the `Transport` variants and their dispatch (`transport`) and
-/// the lowering's match (`lower::window_cc`) are generated, so that a controller without a
-/// lowering or a dispatch arm does not compile. Adding one: its file here, a row, and its
-/// config section with its `FromConfig` lowering (docs/architecture.md).
-///
-/// `window_ccs!(then extra...)` calls `then! { extra... ; rows }`.
-macro_rules! window_ccs {
-    ($then:ident $($extra:tt)*) => {
-        $then! { $($extra)* ;
-            Tcp: Reno, "TCP", false, "NewReno/SACK, not ECN-capable", "";
-            Dctcp: Dctcp, "DCTCP", true, "DCTCP over NewReno/SACK, ECN-capable", "";
-            D2tcp: D2tcp, "D2TCP", true, "deadline-aware DCTCP (gamma penalty, d = Tc/D)", "";
-            Pdtcp: Pdtcp, "PDTCP", true,
-                "deadline-priority DCTCP (p = RD/RA, early flip; PD2TCP in the paper)",
-                "RECONSTRUCTED: p = clip(RD/RA), P = alpha^p, flip rule [PDTCP reconstruction §1.3]";
-            Swift: Swift, "Swift", false,
-                "Swift's delay-based window over NewReno/SACK loss recovery (target [swift] base_target)",
-                "RECONSTRUCTED from the Swift paper: one delay, no per-hop scaling, window >= 1 packet";
-            Cubic: Cubic, "CUBIC", false,
-                "CUBIC (RFC 8312) over NewReno/SACK loss recovery, not ECN-capable",
-                "RFC 8312 without HyStart";
-        }
-    };
-}
-pub(crate) use window_ccs;
-
 macro_rules! window_cc_spec {
-    (; $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)*) => {
+    ([] window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* } rate { $($rate:tt)* }) => {
         /// The window controller a TCP scheme uses, with its parameters (the lowered
-        /// configuration).
+        /// configuration): one variant per window row of the registry
+        /// (`transport::registry`).
         #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
         #[serde(tag = "algorithm", rename_all = "snake_case")]
         pub enum WindowCcSpec {
@@ -192,7 +162,7 @@ macro_rules! window_cc_spec {
         }
     };
 }
-window_ccs!(window_cc_spec);
+crate::transport::registry::ccs!(window_cc_spec []);
 
 /// The feedback of one acknowledgement at an RDMA sender (sequence numbers in payload bytes
 /// from the queue pair's first byte, as in the HPCC ns-3 simulator).

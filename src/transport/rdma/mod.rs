@@ -40,7 +40,7 @@ use super::{Flow, FlowSample, FlowStats, Host, Protocol, Rx};
 use crate::engine::{LazyTimer, RngStream};
 use crate::ids::FlowId;
 use crate::net::packet::{PROTO_UDP, Packet};
-use crate::transport::cc::{DcqcnParams, IntHop, IntStack};
+use crate::transport::cc::{IntHop, IntStack};
 use crate::units::SimTime;
 use crate::workload::FlowSpec;
 use mprdma::MpParams;
@@ -74,25 +74,26 @@ pub struct RdmaSpec {
     pub conn: ConnSpec,
 }
 
-/// The connections of an RDMA scheme.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ConnSpec {
-    /// Reliable-connection queue pairs paced by DCQCN.
-    Dcqcn(DcqcnParams),
-    /// Reliable-connection queue pairs at line rate (no rate control).
-    LineRate,
-    /// Reliable-connection queue pairs with HPCC (in-band telemetry).
-    Hpcc(crate::transport::cc::Hpcc),
-    /// Reliable-connection queue pairs with TIMELY.
-    Timely(crate::transport::cc::Timely),
-    /// Reliable-connection queue pairs with rate-based DCTCP.
-    DctcpRate(crate::transport::cc::DctcpRate),
-    /// Reliable-connection queue pairs with PowerTCP (in-band telemetry).
-    PowerTcp(crate::transport::cc::PowerTcp),
-    /// MP-RDMA connections.
-    MpRdma(MpParams),
+macro_rules! conn_spec {
+    ([] window { $($window:tt)* } rate { $($kind:ident: $cc:ident, $name:literal, $win:literal, $int:literal, $mark:ident, $about:literal, $notes:literal;)* }) => {
+        /// The connections of an RDMA scheme: reliable-connection queue pairs paced by one
+        /// of the registry's rate controllers (`transport::registry`), at line rate, or
+        /// MP-RDMA connections.
+        #[derive(Clone, Debug, Serialize)]
+        #[serde(tag = "kind", rename_all = "snake_case")]
+        pub enum ConnSpec {
+            $(
+                #[doc = concat!("Reliable-connection queue pairs paced by `", stringify!($cc), "`.")]
+                $kind(crate::transport::cc::$cc),
+            )*
+            /// Reliable-connection queue pairs at line rate (no rate control).
+            LineRate,
+            /// MP-RDMA connections.
+            MpRdma(MpParams),
+        }
+    };
 }
+crate::transport::registry::ccs!(conn_spec []);
 
 /// One message of the workload.
 #[derive(Clone, Debug)]
