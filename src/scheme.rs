@@ -17,7 +17,7 @@ use serde::Serialize;
 macro_rules! transport_kind {
     ([[$($before:tt)*] [$($after:tt)*]]
      window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
-     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $int:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
+     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
         /// The transport family of a scheme: one TCP-family variant per window controller of
         /// the registry (`transport::registry`; `Tcp` is Reno), then pFabric, UDP and RDMA.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -62,7 +62,7 @@ macro_rules! transport_kind {
             /// Data packets carry in-band telemetry (the header grows by default).
             pub fn telemetry(self) -> bool {
                 match self {
-                    $(RateCcKind::$rkind => $int,)*
+                    $(RateCcKind::$rkind => <crate::transport::cc::$rcc as crate::transport::cc::RateCc>::TELEMETRY,)*
                 }
             }
 

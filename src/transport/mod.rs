@@ -357,7 +357,7 @@ impl TransportSpec {
 macro_rules! transport_enum {
     ([$d:tt]
      window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
-     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $int:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
+     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
         /// The transport of a run: one variant for the whole run, owning every flow's protocol
         /// state.
         #[allow(clippy::large_enum_variant)]

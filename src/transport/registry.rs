@@ -8,12 +8,12 @@
 //!
 //! and rate controllers (RDMA queue pairs)
 //!
-//! `Kind: Type, "scheme name", window, telemetry, marking, "about", "notes";`
+//! `Kind: Type, "scheme name", window, marking, "about", "notes";`
 //!
 //! where `Type` is the controller in `transport::cc`, `window` says whether its queue pairs
-//! get a bandwidth-delay-product window by default, `telemetry` whether its data packets carry
-//! in-band telemetry (a larger header by default), and `marking` the switches' default ECN
-//! marking for it (`Red`: DCQCN's RED profile, `Step`: one threshold).
+//! get a bandwidth-delay-product window by default and `marking` the switches' default ECN
+//! marking for it (`Red`: DCQCN's RED profile, `Step`: one threshold). Whether its packets
+//! carry in-band telemetry is the controller's own `RateCc::TELEMETRY`.
 //!
 //! Generated from the rows: the scheme bundles, `TransportKind` and `RateCcKind` (`scheme`),
 //! `WindowCcSpec` (`cc`), `ConnSpec` (`rdma`), the `Transport` variants and their dispatch
@@ -44,19 +44,19 @@ macro_rules! ccs {
                     "RFC 8312 without HyStart";
             }
             rate {
-                Dcqcn: DcqcnParams, "DCQCN", false, false, Red,
+                Dcqcn: DcqcnParams, "DCQCN", false, Red,
                     "RoCEv2 queue pair per message with DCQCN (HPCC ns-3 CC_MODE 1)",
                     "";
-                Hpcc: Hpcc, "HPCC", true, true, Red,
+                Hpcc: Hpcc, "HPCC", true, Red,
                     "RoCEv2 queue pair per message with HPCC: in-band telemetry, rate + window (CC_MODE 3)",
                     "HPCC as the HPCC ns-3 simulator implements it (single rate, exact telemetry)";
-                Timely: Timely, "TIMELY", false, false, Red,
+                Timely: Timely, "TIMELY", false, Red,
                     "RoCEv2 queue pair per message with TIMELY: RTT-gradient rate control (CC_MODE 7)",
                     "TIMELY as the HPCC ns-3 simulator implements it (update once per RTT of bytes)";
-                DctcpRate: DctcpRate, "DCTCP-RDMA", true, false, Step,
+                DctcpRate: DctcpRate, "DCTCP-RDMA", true, Step,
                     "RoCEv2 queue pair per message with rate-based DCTCP and a BDP window (CC_MODE 8)",
                     "the HPCC ns-3 simulator's rate-based DCTCP, not TCP";
-                PowerTcp: PowerTcp, "PowerTCP", true, true, Red,
+                PowerTcp: PowerTcp, "PowerTCP", true, Red,
                     "RoCEv2 queue pair per message with PowerTCP: window from bottleneck power (queue x its gradient), in-band telemetry",
                     "RECONSTRUCTED from the PowerTCP paper (NSDI 2022, Algorithm 1, INT variant) on RoCE queue pairs; [powertcp]";
             }
