@@ -351,6 +351,26 @@ macro_rules! lowering {
 }
 crate::transport::registry::ccs!(lowering []);
 
+/// What a failure does to its links' ports.
+pub fn fail_kind(f: &crate::config::FailureConfig) -> crate::sim::FailKind {
+    use crate::config::FailAction;
+    use crate::sim::FailKind;
+    match f.action {
+        FailAction::Down => FailKind::Down,
+        FailAction::Up => FailKind::Up,
+        FailAction::Rate => FailKind::Rate(f.rate.expect("validated: a rate failure has a rate")),
+    }
+}
+
+/// The protocol headers a capture of a run of `scheme` writes.
+pub fn pcap_proto(scheme: &Scheme) -> crate::pcap::Proto {
+    match scheme.transport {
+        TransportKind::Rdma => crate::pcap::Proto::Rdma,
+        TransportKind::Udp => crate::pcap::Proto::Udp,
+        _ => crate::pcap::Proto::Tcp,
+    }
+}
+
 /// TCP parameters for a scheme.
 pub fn tcp_params(cfg: &Config, scheme: &Scheme) -> TcpParams {
     let t = &cfg.tcp;

@@ -127,14 +127,12 @@ pub fn build_sim_with(
                     ]
                 })
                 .collect();
-            let kind = match f.action {
-                crate::config::FailAction::Down => crate::sim::FailKind::Down,
-                crate::config::FailAction::Up => crate::sim::FailKind::Up,
-                crate::config::FailAction::Rate => {
-                    crate::sim::FailKind::Rate(f.rate.expect("validated: rate"))
-                }
-            };
-            sim.add_failure(f.at, ports, kind, cfg.routing.convergence);
+            sim.add_failure(
+                f.at,
+                ports,
+                crate::lower::fail_kind(f),
+                cfg.routing.convergence,
+            );
         }
     }
     if let (Some(pin), Some(endpoints)) = (&cfg.routing.pin, endpoints) {
@@ -188,11 +186,7 @@ pub fn build_sim_with(
         sim.sampler = Some(Box::new(sp));
     }
     if let Some(pc) = &cfg.pcap {
-        let proto = match plan.scheme.transport {
-            TransportKind::Rdma => crate::pcap::Proto::Rdma,
-            TransportKind::Udp => crate::pcap::Proto::Udp,
-            _ => crate::pcap::Proto::Tcp,
-        };
+        let proto = crate::lower::pcap_proto(&plan.scheme);
         sim.pcap = Some(Box::new(crate::pcap::PcapWriter::new(
             pc,
             proto,

@@ -7,7 +7,7 @@
 //! Files: this one holds the plans ([`RunPlan`], [`plan`], [`smoke`]), the result types and
 //! execution; `build` makes a run's [`Sim`], `record` collects its results.
 
-use crate::config::{Config, Scheme, TransportKind};
+use crate::config::{Config, Scheme};
 use crate::metrics::{FlowRecord, PortRecord};
 use crate::net::BuildOpts;
 use crate::sim::{EndReason, Sim, SimSetup};
