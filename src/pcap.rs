@@ -323,6 +323,7 @@ fn mac(h: u32) -> [u8; 6] {
 mod tests {
     use super::*;
     use crate::ids::{FlowId, PortId};
+    use crate::net::packet::Hdr;
 
     fn pkt(kind: PktKind) -> Packet {
         Packet {
@@ -330,7 +331,7 @@ mod tests {
             src: 1,
             dst: 258,
             seq: 1460 * 3,
-            aux: 0,
+            hdr: Hdr::NONE,
             ts: SimTime::ZERO,
             size: 1500,
             payload: if kind == PktKind::Data { 1460 } else { 0 },

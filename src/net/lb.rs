@@ -298,7 +298,7 @@ impl LoadBalancer {
 mod tests {
     use super::*;
     use crate::ids::{FlowId, NodeId};
-    use crate::net::packet::{PktKind, ecn};
+    use crate::net::packet::{Hdr, PktKind, ecn};
     use crate::net::port::{EcnConfig, SchedulerConfig};
     use crate::units::{BitRate, SimTime};
 
@@ -324,7 +324,7 @@ mod tests {
             src: 1,
             dst: 2,
             seq: 0,
-            aux: 0,
+            hdr: Hdr::NONE,
             ts: SimTime::ZERO,
             size: 1500,
             payload: 1460,

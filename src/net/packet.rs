@@ -14,7 +14,7 @@ use crate::units::SimTime;
 pub enum PktKind {
     /// Transport data.
     Data = 0,
-    /// Transport acknowledgement (cumulative `seq`, optional SACK block in `aux`).
+    /// Transport acknowledgement (cumulative `seq`, optional SACK block in `hdr`).
     Ack = 1,
     /// Negative acknowledgement (RDMA go-back-N).
     Nack = 2,
@@ -43,9 +43,9 @@ pub struct Packet {
     /// Data: byte offset of the first payload byte. ACK: cumulative acknowledgement (next
     /// expected byte). RDMA: packet sequence number.
     pub seq: u64,
-    /// Transport-specific word. TCP ACK: SACK block as `start_segment << 32 | end_segment`
-    /// (0 when none). Otherwise free for the transport.
-    pub aux: u64,
+    /// The protocol's header word: the pFabric rank, a SACK block, an RDMA message and its
+    /// telemetry slot (see [`Hdr`]).
+    pub hdr: Hdr,
     /// Data: time the packet was handed to the NIC. ACK: the echoed value (RTT sampling).
     pub ts: SimTime,
     /// Bytes on the wire (payload + headers; at most 9 200 by config validation).
@@ -66,6 +66,91 @@ pub struct Packet {
     pub flags: u8,
     /// Record in the delay-attribution side table (0: none; see `sim::attrib`).
     pub uid: u32,
+}
+
+/// The eight header bytes whose meaning depends on the protocol and the packet's kind. Every
+/// meaning has its constructor and its accessor here, so no code elsewhere does bit
+/// arithmetic on the word, and what a switch may read is named:
+///
+/// | packets               | meaning                                    | read by                  |
+/// |-----------------------|--------------------------------------------|--------------------------|
+/// | pFabric data          | the rank (smaller is served first)         | switches ([`Hdr::rank`]) |
+/// | TCP ACK               | one SACK block, in segments                | the sender               |
+/// | RDMA data, ACK, NACK  | the message; the in-band telemetry slot    | hosts; switches stamp the slot ([`Hdr::telemetry_slot`]) |
+/// | MP-RDMA ACK           | the message; the acknowledged PSN's offset | the sender               |
+///
+/// Packets with none of these meanings carry [`Hdr::NONE`]. Eight bytes, not a field per
+/// meaning, because a packet on a wire is one cache line.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Hdr(u64);
+
+impl Hdr {
+    /// No header word.
+    pub const NONE: Hdr = Hdr(0);
+
+    /// A pFabric data packet's rank.
+    #[inline(always)]
+    pub const fn with_rank(rank: u64) -> Hdr {
+        Hdr(rank)
+    }
+
+    /// The rank a pFabric sender gave a data packet.
+    #[inline(always)]
+    pub const fn rank(self) -> u64 {
+        self.0
+    }
+
+    /// A TCP ACK's SACK block, segments `lo..hi` (`hi` > `lo`, both below 2^32).
+    #[inline(always)]
+    pub const fn with_sack(lo: u64, hi: u64) -> Hdr {
+        Hdr(lo << 32 | hi)
+    }
+
+    /// A TCP ACK's SACK block in segments, if it carries one.
+    #[inline(always)]
+    pub fn sack(self) -> Option<(u64, u64)> {
+        (self.0 != 0).then_some((self.0 >> 32, self.0 & 0xFFFF_FFFF))
+    }
+
+    /// An RDMA packet of message `m` (no telemetry slot yet).
+    #[inline(always)]
+    pub const fn with_message(m: u32) -> Hdr {
+        Hdr(m as u64)
+    }
+
+    /// The RDMA message a data packet (or its reply) belongs to.
+    #[inline(always)]
+    pub const fn message(self) -> usize {
+        (self.0 & 0xFFFF_FFFF) as usize
+    }
+
+    /// The in-band telemetry slot an RDMA packet carries, if any.
+    #[inline(always)]
+    pub const fn telemetry_slot(self) -> Option<u32> {
+        match (self.0 >> 32) as u32 {
+            0 => None,
+            s => Some(s - 1),
+        }
+    }
+
+    /// Gives an RDMA packet telemetry slot `s`, keeping its message.
+    #[inline(always)]
+    pub fn set_telemetry_slot(&mut self, s: u32) {
+        self.0 = (self.0 & 0xFFFF_FFFF) | ((s as u64 + 1) << 32);
+    }
+
+    /// An MP-RDMA ACK of message `m` acknowledging the PSN `offset` from a reference the
+    /// protocol defines.
+    #[inline(always)]
+    pub const fn with_psn_offset(m: u32, offset: u32) -> Hdr {
+        Hdr((offset as u64) << 32 | m as u64)
+    }
+
+    /// An MP-RDMA ACK's PSN offset ([`Hdr::with_psn_offset`]).
+    #[inline(always)]
+    pub const fn psn_offset(self) -> u64 {
+        self.0 >> 32
+    }
 }
 
 /// `Packet::flags` bits.
@@ -91,8 +176,25 @@ pub const PROTO_UDP: u8 = 17;
 
 #[cfg(test)]
 mod tests {
+    use super::Hdr;
+
     #[test]
     fn packet_is_small() {
         assert!(std::mem::size_of::<super::Packet>() <= 56);
+    }
+
+    #[test]
+    fn each_meaning_of_the_header_word_reads_back() {
+        assert_eq!(Hdr::with_rank(u64::MAX - 3).rank(), u64::MAX - 3);
+        assert_eq!(Hdr::NONE.sack(), None);
+        assert_eq!(Hdr::with_sack(5, 9).sack(), Some((5, 9)));
+        let mut h = Hdr::with_message(7);
+        assert_eq!((h.message(), h.telemetry_slot()), (7, None));
+        h.set_telemetry_slot(0);
+        assert_eq!((h.message(), h.telemetry_slot()), (7, Some(0)));
+        h.set_telemetry_slot(41);
+        assert_eq!((h.message(), h.telemetry_slot()), (7, Some(41)));
+        let a = Hdr::with_psn_offset(3, 1 << 31);
+        assert_eq!((a.message(), a.psn_offset()), (3, 1 << 31));
     }
 }

@@ -263,11 +263,11 @@ impl Scheduler {
     }
 }
 
-/// pFabric rank of a packet: data packets carry theirs in `aux` (set by the sender), control
-/// packets rank 0 (first).
+/// pFabric rank of a packet: data packets carry theirs in the header word (set by the
+/// sender), control packets rank 0 (first).
 #[inline]
 pub fn pfabric_rank(pkt: &Packet) -> u64 {
-    if pkt.is_data() { pkt.aux } else { 0 }
+    if pkt.is_data() { pkt.hdr.rank() } else { 0 }
 }
 
 /// Counters of one port, those every transmission touches first.
@@ -670,7 +670,7 @@ impl Port {
 mod tests {
     use super::*;
     use crate::ids::FlowId;
-    use crate::net::packet::PktKind;
+    use crate::net::packet::{Hdr, PktKind};
 
     #[test]
     fn a_packets_pass_touches_the_first_four_cache_lines() {
@@ -710,7 +710,7 @@ mod tests {
             src: 0,
             dst: 1,
             seq: 0,
-            aux: 0,
+            hdr: Hdr::NONE,
             ts: SimTime::ZERO,
             size: size as u16,
             payload: size as u16,
@@ -846,7 +846,7 @@ mod tests {
         // packet goes first; an ACK (rank 0) beats every data packet.
         let mk = |flow: u32, rank: u64| Packet {
             flow: FlowId(flow),
-            aux: rank,
+            hdr: Hdr::with_rank(rank),
             seq: rank,
             ..pkt(100, 0)
         };
@@ -873,7 +873,7 @@ mod tests {
             p.enqueue(
                 0,
                 Packet {
-                    aux: r,
+                    hdr: Hdr::with_rank(r),
                     seq: i as u64,
                     ..pkt(100, 0)
                 },

@@ -50,7 +50,7 @@ use crate::workload::FlowSpec;
 use std::collections::VecDeque;
 
 #[inline]
-/// The delay-attribution unit a data packet belongs to: its message (RDMA, in `aux`) or its
+/// The delay-attribution unit a data packet belongs to: its message (RDMA, in the header word) or its
 /// flow; None for control packets.
 fn attrib_unit(msg_units: bool, pkt: &Packet) -> Option<usize> {
     pkt.is_data().then(|| {

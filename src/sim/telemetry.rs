@@ -5,9 +5,9 @@
 //! reads it; the slot is freed when the acknowledgement has been processed, or when the packet
 //! or its reply is dropped or left unanswered.
 //!
-//! The packet itself does not grow: the slot (plus one; 0 is none) lives in the high 32 bits
-//! of `aux` of data packets and of their replies, whose low 32 bits name the RDMA message.
-//! Runs without telemetry allocate nothing and leave `aux` alone.
+//! The packet itself does not grow: the slot is part of the header word of RDMA data packets
+//! and their replies, beside their message (`Hdr::telemetry_slot`, the one field of that word
+//! a switch writes). Runs without telemetry allocate nothing and leave the word alone.
 //!
 //! Values are exact unless `quantize` (`[quirks] int_units`): then each hop is recorded in the
 //! HPCC ns-3 simulator's units (time in whole nanoseconds, transmitted bytes in 512-byte units,
@@ -32,8 +32,7 @@ impl Telemetry {
     /// The slot a packet carries, if any.
     #[inline]
     pub fn slot_of(pkt: &Packet) -> Option<u32> {
-        let s = (pkt.aux >> 32) as u32;
-        (s != 0).then(|| s - 1)
+        pkt.hdr.telemetry_slot()
     }
 
     /// Gives `pkt` an empty stack.
@@ -49,7 +48,7 @@ impl Telemetry {
             }
         };
         self.live += 1;
-        pkt.aux = (pkt.aux & 0xFFFF_FFFF) | ((s as u64 + 1) << 32);
+        pkt.hdr.set_telemetry_slot(s);
     }
 
     /// A switch stamps a hop on `pkt`.
@@ -82,15 +81,16 @@ impl Telemetry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::Hdr;
     use crate::units::SimTime;
 
     #[test]
     fn slots_are_reused_and_stacks_start_empty() {
         let mut t = Telemetry::default();
         let mut p: Packet = test_packet();
-        p.aux = 7;
+        p.hdr = Hdr::with_message(7);
         t.attach(&mut p);
-        assert_eq!(p.aux & 0xFFFF_FFFF, 7, "the message id is kept");
+        assert_eq!(p.hdr.message(), 7, "the message id is kept");
         let hop = IntHop {
             time: SimTime::from_ns(5),
             tx_bytes: 100,
@@ -118,7 +118,7 @@ mod tests {
             src: 0,
             dst: 1,
             seq: 0,
-            aux: 0,
+            hdr: Hdr::NONE,
             ts: SimTime::ZERO,
             size: 100,
             payload: 50,

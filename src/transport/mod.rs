@@ -33,7 +33,7 @@ pub mod udp;
 
 use crate::engine::LazyTimer;
 use crate::ids::FlowId;
-use crate::net::packet::{Packet, PktKind, ecn};
+use crate::net::packet::{Hdr, Packet, PktKind, ecn};
 use crate::units::{BitRate, SimTime};
 use crate::workload::FlowSpec;
 
@@ -46,7 +46,7 @@ pub use tcp::{RankKind, TcpStats};
 /// messages ([`TransportSpec::units_are_messages`]).
 #[inline(always)]
 pub fn message_of(pkt: &Packet) -> usize {
-    rdma::msg_of(pkt.aux)
+    pkt.hdr.message()
 }
 
 /// One protocol's end-host behaviour: what the simulator asks of a transport. [`Transport`]
@@ -231,7 +231,7 @@ impl Flow {
             src: self.src,
             dst: self.dst,
             seq: 0,
-            aux: 0,
+            hdr: Hdr::NONE,
             ts: now,
             size: 0,
             payload: 0,
@@ -251,13 +251,13 @@ impl Flow {
 /// reversed 5-tuple, echoing its timestamp and its CE mark as ECE. The simulator fills in the
 /// attribution record.
 #[inline]
-pub fn reply(data: &Packet, kind: PktKind, seq: u64, aux: u64, size: u32, prio: u8) -> Packet {
+pub fn reply(data: &Packet, kind: PktKind, seq: u64, hdr: Hdr, size: u32, prio: u8) -> Packet {
     Packet {
         flow: data.flow,
         src: data.dst,
         dst: data.src,
         seq,
-        aux,
+        hdr,
         ts: data.ts,
         size: size as u16,
         payload: 0,

@@ -33,7 +33,7 @@
 use super::cc::{AckFeedback, FlowCtx, Growth, SenderView, WindowCc};
 use super::{Flow, FlowSample, Host, Protocol, Rx, reply};
 use crate::ids::FlowId;
-use crate::net::packet::{Packet, PktKind, ecn, flags};
+use crate::net::packet::{Hdr, Packet, PktKind, ecn, flags};
 use crate::units::SimTime;
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -683,18 +683,12 @@ impl TcpReceiver {
     }
 }
 
-/// The SACK block of an ACK in the packet's `aux` word: `lo_segment << 32 | hi_segment` (0:
-/// none). Segments, not bytes, so that a 64-bit word holds both ends.
+/// The SACK block of an ACK as its header word: in segments, not bytes, so that the word
+/// holds both ends.
 #[inline]
-fn encode_sack(sack: Option<(u64, u64)>, mss: u64) -> u64 {
-    sack.map(|(lo, hi)| (lo / mss) << 32 | hi.div_ceil(mss))
-        .unwrap_or(0)
-}
-
-/// The SACK block of an ACK's `aux` word, in segments.
-#[inline]
-fn decode_sack(aux: u64) -> Option<(u64, u64)> {
-    (aux != 0).then_some((aux >> 32, aux & 0xFFFF_FFFF))
+fn encode_sack(sack: Option<(u64, u64)>, mss: u64) -> Hdr {
+    sack.map(|(lo, hi)| Hdr::with_sack(lo / mss, hi.div_ceil(mss)))
+        .unwrap_or(Hdr::NONE)
 }
 
 /// One TCP connection: both ends (the simulator knows both hosts).
@@ -779,7 +773,7 @@ impl<C: WindowCc> Protocol for Tcp<C> {
     }
 
     /// The next segment (a retransmission first) if the window allows; pFabric stamps its
-    /// rank in `aux`. Arms the retransmission timer if it is not running.
+    /// rank in its header word. Arms the retransmission timer if it is not running.
     #[inline(always)]
     fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
         let now = h.now();
@@ -790,7 +784,7 @@ impl<C: WindowCc> Protocol for Tcp<C> {
         };
         let fl = h.flow_mut(f);
         if let Some(r) = tp.rank {
-            pkt.aux = r.rank(fl.size, snd.snd_una, fl.deadline);
+            pkt.hdr = Hdr::with_rank(r.rank(fl.size, snd.snd_una, fl.deadline));
         }
         pkt.seq = seg.seq;
         pkt.payload = seg.len as u16;
@@ -824,12 +818,12 @@ impl<C: WindowCc> Protocol for Tcp<C> {
         if received {
             fl.rcv_finish = Some(now);
         }
-        let aux = encode_sack(r.sack, self.params.mss as u64);
+        let hdr = encode_sack(r.sack, self.params.mss as u64);
         let ack = reply(
             pkt,
             PktKind::Ack,
             r.ack,
-            aux,
+            hdr,
             self.params.header,
             fl.ack_prio,
         );
@@ -862,7 +856,7 @@ impl<C: WindowCc> Protocol for Tcp<C> {
         let snd = &mut self.conns[f.idx()].snd;
         let r = snd.on_ack(
             pkt.seq,
-            decode_sack(pkt.aux),
+            pkt.hdr.sack(),
             pkt.ecn & ecn::ECE != 0,
             now - pkt.ts,
             &self.params,

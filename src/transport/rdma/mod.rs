@@ -50,13 +50,6 @@ use std::collections::VecDeque;
 
 pub use sched::{HostSched, path_offset};
 
-/// The message a data packet (or its reply) belongs to: the low 32 bits of `aux`; the high
-/// 32 bits hold the packet's telemetry slot in runs with in-band telemetry.
-#[inline(always)]
-pub fn msg_of(aux: u64) -> usize {
-    (aux & 0xFFFF_FFFF) as usize
-}
-
 /// RoCEv2 UDP destination port.
 pub const ROCE_PORT: u16 = 4791;
 
@@ -781,9 +774,9 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
     }
 
     /// A packet of a message was lost: its data packets and their replies (ACK, NACK) all
-    /// name the message in `aux`, so a message's `drops` count both and add up to the run's.
+    /// name the message in their header word, so a message's `drops` count both and add up to the run's.
     fn on_drop(&mut self, pkt: &Packet) {
-        self.msgs[msg_of(pkt.aux)].drops += 1;
+        self.msgs[pkt.hdr.message()].drops += 1;
     }
 
     /// A message arrives at its sender.

@@ -27,7 +27,7 @@ use super::qp::Wqe;
 use super::{Acked, Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
-use crate::net::packet::{Packet, PktKind, ecn, flags};
+use crate::net::packet::{Hdr, Packet, PktKind, ecn, flags};
 use crate::transport::cc::IntHop;
 use crate::transport::{FlowSample, Host, reply};
 use crate::units::SimTime;
@@ -309,22 +309,22 @@ fn random_port(rng: &mut RngStream) -> u16 {
     49_152 + rng.below(16_384) as u16
 }
 
-/// An ACK's `aux`: the message of the data packet it answers in the low 32 bits (as every RDMA
+/// An ACK's header word: the message of the data packet it answers in the low 32 bits (as every RDMA
 /// reply's, so that a lost ACK is counted against its message), and in the high 32 bits the
 /// PSN it acknowledges, as its offset from the cumulative acknowledgement `aack` plus 2^31.
 /// The receiver answers packets within its bitmap, so a PSN is at most the bitmap's 64
 /// packets beyond `aack`; a duplicate far below it (more than 2^31 packets) is recorded as
 /// 2^31 below, which the cumulative point acknowledges anyway.
-fn ack_aux(msg: u32, psn: u64, aack: u64) -> u64 {
+fn ack_hdr(msg: u32, psn: u64, aack: u64) -> Hdr {
     let psn = psn.max(aack.saturating_sub(1 << 31));
     let off = psn + (1 << 31) - aack;
     debug_assert!(off < 1 << 32, "a PSN near the cumulative acknowledgement");
-    (off << 32) | msg as u64
+    Hdr::with_psn_offset(msg, off as u32)
 }
 
-/// The PSN an ACK acknowledges ([`ack_aux`]).
-fn acked_psn(aux: u64, aack: u64) -> u64 {
-    aack + (aux >> 32) - (1 << 31)
+/// The PSN an ACK acknowledges ([`ack_hdr`]).
+fn acked_psn(hdr: Hdr, aack: u64) -> u64 {
+    aack + hdr.psn_offset() - (1 << 31)
 }
 
 /// What the receiver made of a data packet.
@@ -442,7 +442,7 @@ impl QueuePair for MpQp {
         pkt.size = (seg.payload + p.header) as u16;
         pkt.prio = prio;
         pkt.ecn = ecn::ECT;
-        pkt.aux = seg.msg as u64;
+        pkt.hdr = Hdr::with_message(seg.msg);
         pkt.sport = seg.sport;
         if seg.retx {
             pkt.flags |= flags::RETX;
@@ -473,7 +473,7 @@ impl QueuePair for MpQp {
         msgs: &mut [Msg],
     ) -> Option<Packet> {
         let p = &spec.params;
-        let msg = &mut msgs[pkt.aux as usize];
+        let msg = &mut msgs[pkt.hdr.message()];
         if pkt.ce() {
             msg.ce += 1;
             h.flow_mut(pkt.flow).stats.ce_rcvd += 1;
@@ -497,7 +497,7 @@ impl QueuePair for MpQp {
             pkt,
             PktKind::Ack,
             aack,
-            ack_aux(pkt.aux as u32, pkt.seq, aack),
+            ack_hdr(pkt.hdr.message() as u32, pkt.seq, aack),
             p.header,
             p.ack_prio,
         );
@@ -518,7 +518,7 @@ impl QueuePair for MpQp {
         let una_before = snd.snd_una;
         snd.on_ack(
             pkt.seq,
-            acked_psn(pkt.aux, pkt.seq),
+            acked_psn(pkt.hdr, pkt.seq),
             pkt.dport,
             pkt.ecn & ecn::ECE != 0,
             pkt.flags & flags::RETX != 0,
@@ -634,11 +634,11 @@ mod tests {
         let (again, _) = s.next_segment(SimTime::ZERO, 1000, &p, &mut rng).unwrap();
         assert!(again.retx);
         assert_eq!(r.on_data(again.psn, p.l), Arrival::Duplicate);
-        let aux = ack_aux(0, again.psn, r.aack);
+        let hdr = ack_hdr(0, again.psn, r.aack);
         let mut done = 0;
         s.on_ack(
             r.aack,
-            acked_psn(aux, r.aack),
+            acked_psn(hdr, r.aack),
             again.sport,
             false,
             true,
@@ -651,11 +651,11 @@ mod tests {
     #[test]
     fn an_ack_carries_its_psn_around_the_cumulative_point() {
         for (psn, aack) in [(0, 0), (5, 3), (3, 5), (1 << 40, (1 << 40) + 64), (70, 6)] {
-            let aux = ack_aux(7, psn, aack);
-            assert_eq!((aux as u32, acked_psn(aux, aack)), (7, psn));
+            let hdr = ack_hdr(7, psn, aack);
+            assert_eq!((hdr.message(), acked_psn(hdr, aack)), (7, psn));
         }
         // Far below the cumulative point: recorded 2^31 below it.
         let aack = 1u64 << 40;
-        assert_eq!(acked_psn(ack_aux(7, 1, aack), aack), aack - (1 << 31));
+        assert_eq!(acked_psn(ack_hdr(7, 1, aack), aack), aack - (1 << 31));
     }
 }

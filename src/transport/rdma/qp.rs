@@ -27,7 +27,7 @@ use super::irn::{self, IrnParams, IrnReceiver, IrnReply, IrnSender};
 use super::{Acked, Msg, QpTotals, QueuePair, RdmaSpec};
 use crate::engine::RngStream;
 use crate::ids::FlowId;
-use crate::net::packet::{Packet, PktKind, ecn, flags};
+use crate::net::packet::{Hdr, Packet, PktKind, ecn, flags};
 use crate::transport::cc::{IntHop, RateAck, RateCc};
 use crate::transport::{FlowSample, Host, reply};
 use crate::units::SimTime;
@@ -526,7 +526,7 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         pkt.size = (seg.payload + p.header) as u16;
         pkt.prio = seg.prio;
         pkt.ecn = ecn::ECT;
-        pkt.aux = seg.msg as u64;
+        pkt.hdr = Hdr::with_message(seg.msg);
         if seg.retx {
             pkt.flags |= flags::RETX;
             msgs[seg.msg as usize].retx += 1;
@@ -576,7 +576,7 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         let now = h.now();
         let p = &spec.params;
         let (r, new) = self.rcv.receive(pkt.seq, now, p.nack_interval);
-        let msg = &mut msgs[super::msg_of(pkt.aux)];
+        let msg = &mut msgs[pkt.hdr.message()];
         if pkt.ce() {
             msg.ce += 1;
             h.flow_mut(pkt.flow).stats.ce_rcvd += 1;
@@ -592,7 +592,7 @@ impl<R: RateCc> QueuePair for RcQp<R> {
             RxReply::Nack(e) => (PktKind::Nack, e),
             RxReply::Silent => return None,
         };
-        Some(reply(pkt, kind, seq, pkt.aux, p.ack_bytes, p.ack_prio))
+        Some(reply(pkt, kind, seq, pkt.hdr, p.ack_bytes, p.ack_prio))
     }
 
     /// An ACK completes the work requests below it; a NACK also rewinds the sender to the PSN
