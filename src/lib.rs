@@ -13,17 +13,20 @@
 //! * [`units`]: `SimTime` (integer picoseconds), `Bytes`, `BitRate`, parsed with units.
 //! * [`engine`]: event queue with FIFO ties, named RNG streams, lazily cancelled timers.
 //! * [`net`]: packets, ports (queues, schedulers, ECN, serializer, wire), the switch MMU
-//!   (static or shared dynamic-threshold buffers, PFC), routing, load balancers (ECMP,
-//!   spraying, round robin, PDTCP's adaptive multipath, flowlet switching).
-//! * [`transport`]: every end-host protocol behind the `Protocol` trait: TCP NewReno/SACK with
-//!   the window congestion controls of `transport::cc` (Reno, DCTCP, D2TCP, PDTCP) and
-//!   pFabric's end host; constant-rate UDP; RoCEv2 queue pairs with DCQCN, MP-RDMA, and the
-//!   host message schedulers (SP-RDMA, NEM-like, SRM-like, GPMP).
-//! * [`topology`]: leaf-spine, fat-tree, dumbbell.
+//!   (static or shared dynamic-threshold buffers, PFC), routing, load balancers (ECMP, WCMP,
+//!   spraying, round robin, PDTCP's adaptive multipath, flowlet switching), in-band telemetry.
+//! * [`transport`]: every end-host protocol behind the `Protocol` trait, each congestion
+//!   controller one row of `transport::registry`: TCP NewReno/SACK with the window controllers
+//!   of `transport::cc` (Reno, DCTCP, D2TCP, PDTCP, Swift, CUBIC) and pFabric's end host;
+//!   constant-rate UDP; RoCEv2 queue pairs with the rate controllers (DCQCN, HPCC, TIMELY,
+//!   DCTCP-rate, PowerTCP), IRN's selective repeat, MP-RDMA, and the host message schedulers
+//!   (SP-RDMA, NEM-like, SRM-like, GPMP).
+//! * [`topology`]: leaf-spine, fat-tree, dumbbell, and topology files (dcsim's, HPCC's).
 //! * [`workload`]: size CDFs, Poisson arrivals at a target load, CSV flow lists, incast,
-//!   partition-aggregate and dependent-sequential deadline workloads.
-//! * [`sim`]: one run's event loop, delay attribution, time series. [`experiment`]: runs ×
-//!   sweep points × seeds in parallel.
+//!   partition-aggregate, collectives and dependent-sequential deadline workloads, imports of
+//!   htsim, HPCC and JSON traffic.
+//! * [`sim`]: one run's event loop, the switch pipeline, the NIC, host services, failures,
+//!   delay attribution, time series. [`experiment`]: runs × sweep points × seeds in parallel.
 //! * [`config`], [`scheme`], [`columns`]: the TOML schema, the scheme registry, the output
 //!   columns. [`lower`]: config and scheme to model parameters. [`cli`]: the `dcsim` command.
 //! * [`metrics`], [`report`], [`plot`], [`sweep`], [`pcap`], [`probe`]: per-flow records,

@@ -1,5 +1,6 @@
 //! TCP: NewReno with SACK-based loss recovery; the congestion controller is a type parameter
-//! ([`super::cc::WindowCc`]: Reno, DCTCP, D2TCP, PDTCP), asked at fixed points of every ACK.
+//! ([`super::cc::WindowCc`]: Reno, DCTCP, D2TCP, PDTCP, Swift, CUBIC), asked at fixed points of
+//! every ACK and at every loss and timeout.
 //!
 //! Modelled (per flow, connection pre-established, no SYN/FIN):
 //! * segments of `mss` payload bytes at fixed offsets; the window `cwnd` is in segments (a
@@ -10,11 +11,12 @@
 //!   packet's CE echoed as ECE, and the packet's send timestamp echoed for RTT sampling;
 //! * an RFC 6675-style scoreboard: a segment is lost when `dupthresh` segments above it are
 //!   SACKed; on the first loss the sender enters fast recovery once per window
-//!   (`ssthresh = cwnd = max(flight/2, 2)`), retransmits lost segments first and sends while
+//!   (`ssthresh` from the controller's `on_loss`, Reno's `max(flight/2, 2)` by default;
+//!   `cwnd = ssthresh`), retransmits lost segments first and sends while
 //!   `pipe < cwnd`; recovery ends when the cumulative ACK passes the `recover` point;
 //! * retransmission timeout `max(rto_min, srtt + 4·rttvar)` (RFC 6298), doubled per expiry up
-//!   to `rto_max`; on expiry every un-SACKed outstanding segment is marked lost, `cwnd` drops to
-//!   the minimum and slow start resumes (go-back-N over the scoreboard);
+//!   to `rto_max`; on expiry every un-SACKed outstanding segment is marked lost, `ssthresh`
+//!   comes from the controller's `on_timeout`, `cwnd` drops to the minimum and slow start resumes (go-back-N over the scoreboard);
 //! * ECN: every ACK's feedback goes to the controller first; then, on an ECN echo, at most once
 //!   per window (ns-2: only for ACKs beyond the `snd_nxt` recorded at the previous reduction)
 //!   and never during loss recovery, the window shrinks by the controller's penalty:

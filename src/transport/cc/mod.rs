@@ -5,10 +5,17 @@
 //!   fixed points of every ACK, what the feedback means for the window: [`reno`] (no ECN
 //!   reaction), [`dctcp`] (the marked fraction `alpha`, window cut by `alpha/2`), [`d2tcp`] and
 //!   [`pdtcp`] (DCTCP's `alpha` raised to a deadline-dependent exponent), [`swift`] (delay
-//!   against a target).
+//!   against a target), [`cubic`] (RFC 8312: a cubic function of the time since the last
+//!   reduction, β = 0.7). Its hooks: `on_ack` (feedback), `ecn_penalty`, `grow` (with the time
+//!   and smoothed RTT), `on_loss` and `on_timeout` (the new `ssthresh`; Reno's half the flight
+//!   by default).
 //! * The **rate family** ([`RateCc`]) paces an RDMA queue pair (`transport::rdma::qp`),
 //!   told about every acknowledgement ([`RateAck`]: sequence numbers, the congestion flag, the
-//!   RTT sample, echoed telemetry): [`dcqcn`], [`hpcc`], [`timely`], [`dctcp_rate`].
+//!   RTT sample, echoed telemetry): [`dcqcn`], [`hpcc`], [`timely`], [`dctcp_rate`],
+//!   [`powertcp`], and [`LineRate`] (none).
+//!
+//! Each controller is one row of `transport::registry`, from which its scheme name, its
+//! `Transport` variant and its lowering derive.
 //!
 //! A controller is a small value of per-run parameters with an associated per-flow `State`;
 //! every hook has a default, so an algorithm implements only what it changes. Controllers are
