@@ -327,11 +327,11 @@ impl Config {
         if r.stages.is_some_and(|s| s > 100) {
             return Err(err("rdma.stages", "must be in 0..=100".into()));
         }
-        if r.rto.is_some_and(|t| t.0 == 0) || r.nack_interval.0 == 0 {
-            return Err(err(
-                "rdma.rto",
-                "rto and nack_interval must be positive".into(),
-            ));
+        if r.rto.is_some_and(|t| t.0 == 0) {
+            return Err(err("rdma.rto", "must be > 0".into()));
+        }
+        if r.nack_interval.0 == 0 {
+            return Err(err("rdma.nack_interval", "must be > 0".into()));
         }
         let g = &self.gpmp;
         if g.paths > 64 {

@@ -8,6 +8,11 @@
 //!   allowed value it enumerates (`` `a`, `b`, `c` ``) under its key, the key's section taken
 //!   from a dotted key, else from the table's heading (`` ### `[switch]` ``) or lead-in line
 //!   (`` `[switch.buffer]`: ``).
+//!
+//! And the tables agree with the code: a documented default is the default, and a documented
+//! range is the range validation enforces (each closed end passes, a value just outside each
+//! end fails naming the key). Together with `Default` and `validate` this makes the tables
+//! the one description of a parameter that the code is checked against.
 
 use dcsim::config::Config;
 use std::path::{Path, PathBuf};
@@ -75,6 +80,75 @@ fn section_names(text: &str) -> Vec<&str> {
         .filter_map(|s| s.strip_prefix('[')?.strip_suffix(']'))
         .filter(|s| !s.starts_with('['))
         .collect()
+}
+
+/// A row of a configuration table (`| `key` | ... |`), with the section its heading or
+/// lead-in gives.
+struct Row {
+    /// 1-based line number.
+    line: usize,
+    /// The section of undotted keys.
+    ctx: Option<String>,
+    /// In the table of RDMA transports' defaults.
+    rdma: bool,
+    /// The table's third column is the valid range (`| key | default | range | meaning |`).
+    ranged: bool,
+    cells: Vec<String>,
+}
+
+impl Row {
+    /// A key's section and name: a dotted key names its own; else the table's context.
+    fn place(&self, key: &str) -> Option<(Option<String>, String)> {
+        if let Some((sec, k)) = key.rsplit_once('.')
+            && sec.split('.').chain([k]).all(is_ident)
+        {
+            return Some((Some(sec.to_string()), k.to_string()));
+        }
+        if !is_ident(key) {
+            return None;
+        }
+        Some((self.ctx.clone(), key.to_string()))
+    }
+}
+
+fn table_rows(lines: &[&str]) -> Vec<Row> {
+    let mut out = Vec::new();
+    let mut ctx: Option<String> = None;
+    let mut rdma = false;
+    let mut ranged = false;
+    for (n, l) in lines.iter().enumerate() {
+        if l.starts_with('#') {
+            let s = section_names(l);
+            ctx = (s.len() == 1).then(|| s[0].to_string());
+            continue;
+        }
+        if let Some(s) = l.strip_prefix('`')
+            && let Some((sec, _)) = s.split_once("]`:")
+            && let Some(sec) = sec.strip_prefix('[')
+        {
+            ctx = Some(sec.to_string());
+            continue;
+        }
+        if l.starts_with("| key |") {
+            rdma = l.contains("| RDMA default |");
+            ranged = l.starts_with("| key | default | range |");
+        }
+        if !l.starts_with("| `") {
+            continue;
+        }
+        let cells: Vec<String> = l.split('|').map(|c| c.trim().to_string()).collect();
+        if cells.len() < 4 {
+            continue;
+        }
+        out.push(Row {
+            line: n + 1,
+            ctx: ctx.clone(),
+            rdma,
+            ranged,
+            cells,
+        });
+    }
+    out
 }
 
 fn snippets(file: &Path) -> Vec<Snippet> {
@@ -153,50 +227,16 @@ fn snippets(file: &Path) -> Vec<Snippet> {
         });
     }
     // Configuration tables.
-    let mut ctx: Option<String> = None;
-    let mut rdma_table = false;
-    for (n, l) in lines.iter().enumerate() {
-        if l.starts_with('#') {
-            let s = section_names(l);
-            ctx = (s.len() == 1).then(|| s[0].to_string());
-            continue;
-        }
-        if let Some(s) = l.strip_prefix('`')
-            && let Some((sec, _)) = s.split_once("]`:")
-            && let Some(sec) = sec.strip_prefix('[')
-        {
-            ctx = Some(sec.to_string());
-            continue;
-        }
-        if l.starts_with("| key |") {
-            rdma_table = l.contains("| RDMA default |");
-        }
-        if !l.starts_with("| `") {
-            continue;
-        }
-        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-        if cells.len() < 4 {
-            continue;
-        }
+    for row in table_rows(&lines) {
+        let cells: Vec<&str> = row.cells.iter().map(String::as_str).collect();
         let keys = spans(cells[1]);
         let defaults = spans(cells[2]);
-        // A row's section: a dotted key names its own; else the table's context.
-        let place = |key: &str| -> Option<(Option<String>, String)> {
-            if let Some((sec, k)) = key.rsplit_once('.')
-                && sec.split('.').chain([k]).all(is_ident)
-            {
-                return Some((Some(sec.to_string()), k.to_string()));
-            }
-            if !is_ident(key) {
-                return None;
-            }
-            Some((ctx.clone(), key.to_string()))
-        };
+        let rdma_table = row.rdma;
         let mut push = |key: &str, value: &str, is_default: bool| {
-            if let Some((sec, k)) = place(key) {
+            if let Some((sec, k)) = row.place(key) {
                 out.push(Snippet {
                     file: name.clone(),
-                    line: n + 1,
+                    line: row.line,
                     toml: with_section(sec.as_deref(), &k, value),
                     is_default,
                     rdma: rdma_table,
@@ -308,6 +348,248 @@ fn every_documented_default_is_the_default() {
     }
     assert!(count > 60, "only {count} documented defaults found");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// One end of a documented range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum End {
+    Incl(f64),
+    Excl(f64),
+}
+
+/// A documented range in one of the forms the tables use: `a..=b`, `(a, b]`, `[a, b]`,
+/// `(a, b)`, `[a, b)`, `> 0`; numbers, or quantities with a unit on both ends (`1us..=10s`,
+/// `20B..=9000B`), held in picoseconds or bytes.
+#[derive(Debug, PartialEq)]
+struct DocRange {
+    lo: End,
+    hi: Option<End>,
+    /// "" (a number), "ps" or "B"; the probes are written in it.
+    unit: &'static str,
+    /// `a..=b`: an integer range.
+    integer: bool,
+}
+
+/// A quantity: a number, else a time, else a size.
+fn quantity(s: &str) -> Option<(f64, &'static str)> {
+    let s = s.trim();
+    if let Ok(x) = s.parse::<f64>() {
+        return Some((x, ""));
+    }
+    if let Ok(t) = s.parse::<dcsim::units::SimTime>() {
+        return Some((t.0 as f64, "ps"));
+    }
+    s.parse::<dcsim::units::Bytes>()
+        .ok()
+        .map(|b| (b.0 as f64, "B"))
+}
+
+fn doc_range(text: &str) -> Option<DocRange> {
+    let text = text.trim();
+    if text == "> 0" {
+        return Some(DocRange {
+            lo: End::Excl(0.0),
+            hi: None,
+            unit: "",
+            integer: false,
+        });
+    }
+    if let Some((a, b)) = text.split_once("..=") {
+        let ((a, ua), (b, ub)) = (quantity(a)?, quantity(b)?);
+        return (ua == ub).then_some(DocRange {
+            lo: End::Incl(a),
+            hi: Some(End::Incl(b)),
+            unit: ua,
+            integer: ua.is_empty() && a.fract() == 0.0 && b.fract() == 0.0,
+        });
+    }
+    let open = text.chars().next()?;
+    let close = text.chars().last()?;
+    let (a, b) = text.get(1..text.len() - 1)?.split_once(',')?;
+    let ((a, ua), (b, ub)) = (quantity(a)?, quantity(b)?);
+    let end = |c: char, x: f64| match c {
+        '[' | ']' => Some(End::Incl(x)),
+        '(' | ')' => Some(End::Excl(x)),
+        _ => None,
+    };
+    (ua == ub && ua.is_empty()).then_some(())?;
+    Some(DocRange {
+        lo: end(open, a)?,
+        hi: Some(end(close, b)?),
+        unit: "",
+        integer: false,
+    })
+}
+
+/// A cell's ranges, one per key: `1..=1024, 1..=64` and `(0,100], (0,1], (0,1)` split at the
+/// commas outside brackets.
+fn cell_ranges(cell: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in cell.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(cell[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(cell[start..].trim());
+    out
+}
+
+/// A probe value in the range's unit.
+fn probe(r: &DocRange, x: f64) -> String {
+    match r.unit {
+        "" if r.integer => format!("{}", x as i64),
+        "" => format!("{x}"),
+        u => format!("\"{}{u}\"", x as u64),
+    }
+}
+
+/// The ways to write a probe value: `> 0` says no unit, so zero is also tried as a time and
+/// as a size, for keys that take one.
+fn probe_forms(r: &DocRange, x: f64) -> Vec<String> {
+    let mut forms = vec![probe(r, x)];
+    if r.unit.is_empty() && !r.integer && x == 0.0 {
+        forms.extend(["\"0ps\"".to_string(), "\"0B\"".to_string()]);
+    }
+    forms
+}
+
+/// The values just inside each closed end and just outside each end of a range.
+fn probes(r: &DocRange) -> (Vec<f64>, Vec<f64>) {
+    let step = |x: f64| {
+        if r.integer || !r.unit.is_empty() {
+            1.0
+        } else {
+            (x.abs() * 1e-3).max(1e-3)
+        }
+    };
+    let (mut inside, mut outside) = (Vec::new(), Vec::new());
+    match r.lo {
+        End::Incl(a) => {
+            inside.push(a);
+            // Below zero is a type error for unsigned keys, not a range check.
+            if !(a == 0.0 && (r.integer || !r.unit.is_empty())) {
+                outside.push(a - step(a));
+            }
+        }
+        End::Excl(a) => outside.push(a),
+    }
+    match r.hi {
+        Some(End::Incl(b)) => {
+            inside.push(b);
+            outside.push(b + step(b));
+        }
+        Some(End::Excl(b)) => outside.push(b),
+        None => {}
+    }
+    (inside, outside)
+}
+
+/// A documented range is the validated range: for every table row whose range column is a
+/// plain range, each closed end validates (or fails naming another key: a constraint between
+/// keys) and each value just outside fails naming the row's key.
+#[test]
+fn every_documented_range_is_the_validated_range() {
+    let base = Path::new(".");
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for f in markdown_files() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for row in table_rows(&lines).into_iter().filter(|r| r.ranged) {
+            let keys = spans(&row.cells[1]);
+            let ranges = cell_ranges(&row.cells[3]);
+            if keys.len() != ranges.len() {
+                continue;
+            }
+            for (key, text) in keys.iter().zip(ranges) {
+                let (Some((sec, k)), Some(r)) = (row.place(key), doc_range(text)) else {
+                    continue;
+                };
+                let full = match &sec {
+                    Some(s) => format!("{s}.{k}"),
+                    None => k.clone(),
+                };
+                // The first form of the value that parses (a parse error names no key).
+                let run = |x: f64| {
+                    let mut tried = None;
+                    for v in probe_forms(&r, x) {
+                        let toml = with_section(sec.as_deref(), &k, &v);
+                        let res =
+                            Config::parse(&toml, "<doc>").and_then(|c| c.validate("<doc>", base));
+                        let parsed = !matches!(&res, Err(e) if e.key.is_empty());
+                        tried = Some((v, res));
+                        if parsed {
+                            break;
+                        }
+                    }
+                    tried.expect("one form at least")
+                };
+                let at = format!(
+                    "{}:{}: `{full}` documented as {text}",
+                    f.display(),
+                    row.line
+                );
+                let (inside, outside) = probes(&r);
+                for x in inside {
+                    if let (v, Err(e)) = run(x)
+                        && e.key == full
+                    {
+                        wrong.push(format!("{at}, but {v} is rejected: {e}"));
+                    }
+                }
+                for x in outside {
+                    match run(x) {
+                        (v, Ok(())) => wrong.push(format!("{at}, but {v} validates")),
+                        (v, Err(e)) if e.key != full => {
+                            wrong.push(format!("{at}, but {v} fails naming another key: {e}"))
+                        }
+                        (_, Err(_)) => {}
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 40, "only {checked} documented ranges found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_range_scanner_reads_each_form() {
+    let r = doc_range("1..=1000").unwrap();
+    assert_eq!(
+        (r.lo, r.hi, r.integer),
+        (End::Incl(1.0), Some(End::Incl(1000.0)), true)
+    );
+    assert_eq!(probes(&r), (vec![1.0, 1000.0], vec![0.0, 1001.0]));
+    let r = doc_range("(0, 1]").unwrap();
+    assert_eq!(
+        (r.lo, r.hi, r.integer),
+        (End::Excl(0.0), Some(End::Incl(1.0)), false)
+    );
+    assert_eq!(probes(&r), (vec![1.0], vec![0.0, 1.001]));
+    let r = doc_range("1us..=10s").unwrap();
+    assert_eq!(
+        (r.lo, r.hi, r.unit),
+        (End::Incl(1e6), Some(End::Incl(1e13)), "ps")
+    );
+    assert_eq!(probe(&r, 999_999.0), "\"999999ps\"");
+    assert_eq!(doc_range("20B..=9000B").unwrap().unit, "B");
+    assert_eq!(doc_range("> 0").unwrap().hi, None);
+    assert_eq!(doc_range("≥ rto_min"), None);
+    assert_eq!(doc_range("power of two, 1..=1048576"), None);
+    assert_eq!(
+        cell_ranges("(0,100], (0,1], (0,1)"),
+        ["(0,100]", "(0,1]", "(0,1)"]
+    );
+    assert_eq!(cell_ranges("1..=1024, 1..=64"), ["1..=1024", "1..=64"]);
 }
 
 #[test]
