@@ -561,6 +561,63 @@ fn every_documented_range_is_the_validated_range() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Every key of the config schema is documented: each key of the resolved config (as a TCP
+/// and as an RDMA run gets it, unset options included) appears in `docs/config.md` as
+/// `` `key` ``, `` `section.key` ``, `key = ...` or, for a section, `` `[key]` ``.
+#[test]
+fn every_config_key_is_documented() {
+    fn leaves(path: &str, v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    leaves(&p, x, out);
+                }
+            }
+            _ => out.push(path.to_string()),
+        }
+    }
+    let tcp = Config::parse("", "<x>").unwrap();
+    let dcqcn = dcsim::scheme::Scheme::parse("DCQCN").unwrap();
+    let rdma = Config::parse("schemes = [\"DCQCN\"]", "<x>")
+        .unwrap()
+        .for_scheme("DCQCN", &dcqcn, "<x>")
+        .unwrap();
+    let mut keys = Vec::new();
+    for c in [tcp, rdma] {
+        leaves("", &serde_json::to_value(c).unwrap(), &mut keys);
+    }
+    keys.sort();
+    keys.dedup();
+    let doc = std::fs::read_to_string("docs/config.md").unwrap();
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            let name = k.rsplit('.').next().unwrap();
+            let dotted = k.split_once('.').map_or(k.as_str(), |(_, rest)| rest);
+            ![
+                format!("`{name}`"),
+                format!("`{k}`"),
+                format!("`{dotted}`"),
+                format!("{name} ="),
+                format!("`[{k}]`"),
+                format!("`[[{k}]]`"),
+            ]
+            .iter()
+            .any(|form| doc.contains(form.as_str()))
+        })
+        .collect();
+    assert!(keys.len() > 100, "only {} keys found", keys.len());
+    assert!(
+        missing.is_empty(),
+        "keys not in docs/config.md: {missing:?}"
+    );
+}
+
 #[test]
 fn the_range_scanner_reads_each_form() {
     let r = doc_range("1..=1000").unwrap();
