@@ -361,3 +361,223 @@ impl Default for MpRdmaConfig {
         }
     }
 }
+
+impl RdmaConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.g.is_some_and(|g| !(g > 0.0 && g <= 1.0)) {
+            return Err(("rdma.g", "must be in (0, 1]".into()));
+        }
+        if self.stages.is_some_and(|s| s > 100) {
+            return Err(("rdma.stages", "must be in 0..=100".into()));
+        }
+        if self.rto.is_some_and(|t| t.0 == 0) {
+            return Err(("rdma.rto", "must be > 0".into()));
+        }
+        if self.nack_interval.0 == 0 {
+            return Err(("rdma.nack_interval", "must be > 0".into()));
+        }
+        Ok(())
+    }
+}
+
+impl GpmpConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self, mss: Bytes) -> Result<(), (&'static str, String)> {
+        if self.paths > 64 {
+            return Err((
+                "gpmp.paths",
+                format!("must be in 0..=64, got {}", self.paths),
+            ));
+        }
+        if self.slice < mss {
+            return Err((
+                "gpmp.slice",
+                format!(
+                    "must be at least one packet's payload (packet.mss = {}), got {}",
+                    mss, self.slice
+                ),
+            ));
+        }
+        if let Some(limit) = self.limit
+            && limit < self.slice
+        {
+            return Err((
+                "gpmp.limit",
+                format!(
+                    "must be at least the slice size ({}), got {}",
+                    self.slice, limit
+                ),
+            ));
+        }
+        for (k, a) in [
+            ("gpmp.alpha_high", self.alpha_high),
+            ("gpmp.alpha_low", self.alpha_low),
+        ] {
+            if !(a > 0.0 && a <= 64.0) {
+                return Err((k, format!("must be in (0, 64], got {a}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PowerTcpConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.gamma > 0.0 && self.gamma <= 1.0) {
+            return Err((
+                "powertcp.gamma",
+                format!("must be in (0, 1], got {}", self.gamma),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl HpccConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.eta > 0.0 && self.eta <= 1.0) {
+            return Err(("hpcc.eta", format!("must be in (0, 1], got {}", self.eta)));
+        }
+        if self.mi_thresh > 1000 {
+            return Err(("hpcc.mi_thresh", "must be in 0..=1000".into()));
+        }
+        Ok(())
+    }
+}
+
+impl TimelyConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        for (k, v) in [("timely.alpha", self.alpha), ("timely.beta", self.beta)] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err((k, format!("must be in (0, 1], got {v}")));
+            }
+        }
+        if self.min_rtt == SimTime::ZERO {
+            return Err(("timely.min_rtt", "must be > 0".into()));
+        }
+        if self.t_low > self.t_high {
+            return Err(("timely.t_low", "must not exceed timely.t_high".into()));
+        }
+        Ok(())
+    }
+}
+
+impl SwiftConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.ai > 0.0 && self.ai <= 100.0) {
+            return Err(("swift.ai", format!("must be in (0, 100], got {}", self.ai)));
+        }
+        if !(self.beta > 0.0 && self.beta <= 1.0) {
+            return Err((
+                "swift.beta",
+                format!("must be in (0, 1], got {}", self.beta),
+            ));
+        }
+        if !(self.max_mdf > 0.0 && self.max_mdf < 1.0) {
+            return Err((
+                "swift.max_mdf",
+                format!("must be in (0, 1), got {}", self.max_mdf),
+            ));
+        }
+        if self.base_target == Some(SimTime::ZERO) {
+            return Err(("swift.base_target", "must be > 0".into()));
+        }
+        if !(self.fs_min_cwnd > 0.0 && self.fs_min_cwnd < self.fs_max_cwnd) {
+            return Err((
+                "swift.fs_min_cwnd",
+                "must be > 0 and below swift.fs_max_cwnd".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl IrnConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self, mss: Bytes) -> Result<(), (&'static str, String)> {
+        if self.rto_low == SimTime::ZERO {
+            return Err(("irn.rto_low", "must be > 0".into()));
+        }
+        if self.rto_high < self.rto_low {
+            return Err((
+                "irn.rto_high",
+                format!("must be >= irn.rto_low ({})", self.rto_low),
+            ));
+        }
+        if self.low_pkts > 1_000_000 {
+            return Err((
+                "irn.low_pkts",
+                format!("must be in 0..=1000000, got {}", self.low_pkts),
+            ));
+        }
+        match self.bdp_cap {
+            WindowSpec::None => {
+                return Err(("irn.bdp_cap", "IRN needs a cap: \"bdp\" or a size".into()));
+            }
+            WindowSpec::Bytes(b) if b.0 < mss.0 => {
+                return Err(("irn.bdp_cap", format!("must hold one packet ({} B)", mss.0)));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl DctcpRdmaConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return Err(("dctcp_rdma.g", format!("must be in (0, 1], got {}", self.g)));
+        }
+        Ok(())
+    }
+}
+
+impl MpRdmaConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(1..=1024).contains(&self.delta) {
+            return Err((
+                "mprdma.delta",
+                format!("must be in 1..=1024, got {}", self.delta),
+            ));
+        }
+        if !(1..=64).contains(&self.bitmap) {
+            return Err((
+                "mprdma.bitmap",
+                format!("must be in 1..=64, got {}", self.bitmap),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.probe) {
+            return Err((
+                "mprdma.probe",
+                format!("must be in [0, 1], got {}", self.probe),
+            ));
+        }
+        if !(1.0..=1000.0).contains(&self.init_cwnd) {
+            return Err(("mprdma.init_cwnd", "must be in 1..=1000".into()));
+        }
+        Ok(())
+    }
+}
+
+impl SrmConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self, mss: Bytes) -> Result<(), (&'static str, String)> {
+        if self.chunk < mss {
+            return Err((
+                "srm.chunk",
+                format!(
+                    "must be at least one packet's payload (packet.mss = {}), got {}",
+                    mss, self.chunk
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -212,3 +212,148 @@ impl Default for FlowletConfig {
         }
     }
 }
+
+impl TcpConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self, mss: Bytes) -> Result<(), (&'static str, String)> {
+        if !(1.0..=1000.0).contains(&self.init_cwnd) {
+            return Err((
+                "tcp.init_cwnd",
+                format!("must be in 1..=1000, got {}", self.init_cwnd),
+            ));
+        }
+        if !(1.0..=10.0).contains(&self.min_cwnd) {
+            return Err((
+                "tcp.min_cwnd",
+                format!("must be in 1..=10, got {}", self.min_cwnd),
+            ));
+        }
+        if self.rto_min < SimTime::from_us(1) || self.rto_min > SimTime::from_ms(10_000) {
+            return Err((
+                "tcp.rto_min",
+                format!("must be in 1us..=10s, got {}", self.rto_min),
+            ));
+        }
+        if self.rto_max < self.rto_min {
+            return Err((
+                "tcp.rto_max",
+                format!(
+                    "must be >= rto_min ({}), got {}",
+                    self.rto_min, self.rto_max
+                ),
+            ));
+        }
+        if self.rto_init.is_some_and(|r| r.0 == 0) {
+            return Err(("tcp.rto_init", "must be positive".into()));
+        }
+        if !(1.0..=16.0).contains(&self.rto_backoff) {
+            return Err((
+                "tcp.rto_backoff",
+                format!("must be in 1..=16, got {}", self.rto_backoff),
+            ));
+        }
+        if self.dupthresh == 0 || self.dupthresh > 1000 {
+            return Err((
+                "tcp.dupthresh",
+                format!("must be in 1..=1000, got {}", self.dupthresh),
+            ));
+        }
+        if let WindowSpec::Bytes(b) = self.max_window
+            && b.0 < mss.0
+        {
+            return Err((
+                "tcp.max_window",
+                format!("must hold one segment ({} B)", mss.0),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl DctcpConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return Err(("dctcp.g", format!("must be in (0, 1], got {}", self.g)));
+        }
+        if !(0.0..=1.0).contains(&self.init_alpha) {
+            return Err((
+                "dctcp.init_alpha",
+                format!("must be in [0, 1], got {}", self.init_alpha),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl PfabricConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self, packet: u64) -> Result<(), (&'static str, String)> {
+        if self
+            .init_cwnd
+            .is_some_and(|w| !(1.0..=10_000.0).contains(&w))
+        {
+            return Err(("pfabric.init_cwnd", "must be in 1..=10000".into()));
+        }
+        if let Some(m) = self.max_cwnd
+            && !(m >= 1.0 && m >= self.init_cwnd.unwrap_or(1.0) && m <= 1e6)
+        {
+            return Err((
+                "pfabric.max_cwnd",
+                "must be in 1..=1000000 and at least init_cwnd".into(),
+            ));
+        }
+        if self
+            .rto
+            .is_some_and(|t| t < SimTime::from_us(1) || t > SimTime::from_ms(10_000))
+        {
+            return Err(("pfabric.rto", "must be in 1us..=10s".into()));
+        }
+        if self.buffer.is_some_and(|b| b.0 < packet) {
+            return Err((
+                "pfabric.buffer",
+                format!("must hold at least one packet ({packet} B)"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl FlowletConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.gap < SimTime::from_us(1) || self.gap > SimTime::from_ms(1000) {
+            return Err((
+                "flowlet.gap",
+                format!("must be in 1us..=1s, got {}", self.gap),
+            ));
+        }
+        if !self.table.is_power_of_two() || self.table > 1 << 20 {
+            return Err((
+                "flowlet.table",
+                format!("must be a power of two in 1..=1048576, got {}", self.table),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl D2tcpConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(0.5..=2.0).contains(&self.missed_d) {
+            return Err(("d2tcp.missed_d", "must be in [0.5, 2]".into()));
+        }
+        Ok(())
+    }
+}
+
+impl PdtcpConfig {
+    /// The section's own checks: `(key, message)` of the first value out of range.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.fixed_p.is_some_and(|p| !(0.5..=2.0).contains(&p)) {
+            return Err(("pdtcp.fixed_p", "must be in [0.5, 2]".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,5 +1,8 @@
 //! Validation of a whole config: every key against its range and the keys against each
-//! other, per scheme, with errors naming the file, the key and what is allowed.
+//! other, per scheme, with errors naming the file, the key and what is allowed. A section's
+//! own ranges are its `validate()`, next to its struct (`tcp.rs`, `rdma.rs`, `net.rs`); this
+//! file calls them and checks what crosses sections (the topology, the schemes, buffers,
+//! priorities, sweeps, plots).
 
 use super::*;
 
@@ -251,56 +254,10 @@ impl Config {
                 }
             }
         }
-        let t = &self.tcp;
-        if !(1.0..=1000.0).contains(&t.init_cwnd) {
-            return Err(err(
-                "tcp.init_cwnd",
-                format!("must be in 1..=1000, got {}", t.init_cwnd),
-            ));
-        }
-        if !(1.0..=10.0).contains(&t.min_cwnd) {
-            return Err(err(
-                "tcp.min_cwnd",
-                format!("must be in 1..=10, got {}", t.min_cwnd),
-            ));
-        }
-        if t.rto_min < SimTime::from_us(1) || t.rto_min > SimTime::from_ms(10_000) {
-            return Err(err(
-                "tcp.rto_min",
-                format!("must be in 1us..=10s, got {}", t.rto_min),
-            ));
-        }
-        if t.rto_max < t.rto_min {
-            return Err(err(
-                "tcp.rto_max",
-                format!("must be >= rto_min ({}), got {}", t.rto_min, t.rto_max),
-            ));
-        }
-        if t.rto_init.is_some_and(|r| r.0 == 0) {
-            return Err(err("tcp.rto_init", "must be positive".into()));
-        }
-        if !(1.0..=16.0).contains(&t.rto_backoff) {
-            return Err(err(
-                "tcp.rto_backoff",
-                format!("must be in 1..=16, got {}", t.rto_backoff),
-            ));
-        }
-        if t.dupthresh == 0 || t.dupthresh > 1000 {
-            return Err(err(
-                "tcp.dupthresh",
-                format!("must be in 1..=1000, got {}", t.dupthresh),
-            ));
-        }
-        let d = &self.dctcp;
-        if !(d.g > 0.0 && d.g <= 1.0) {
-            return Err(err("dctcp.g", format!("must be in (0, 1], got {}", d.g)));
-        }
-        if !(0.0..=1.0).contains(&d.init_alpha) {
-            return Err(err(
-                "dctcp.init_alpha",
-                format!("must be in [0, 1], got {}", d.init_alpha),
-            ));
-        }
+        self.tcp
+            .validate(self.packet.mss)
+            .map_err(|(k, m)| err(k, m))?;
+        self.dctcp.validate().map_err(|(k, m)| err(k, m))?;
         let nq = self.switch.queues;
         for (k, v) in [
             ("priorities.data", self.priorities.data),
@@ -320,79 +277,13 @@ impl Config {
         if self.metrics.below.iter().any(|x| x.0 == 0) {
             return Err(err("metrics.below", "sizes must be positive".into()));
         }
-        let r = &self.rdma;
-        if r.g.is_some_and(|g| !(g > 0.0 && g <= 1.0)) {
-            return Err(err("rdma.g", "must be in (0, 1]".into()));
-        }
-        if r.stages.is_some_and(|s| s > 100) {
-            return Err(err("rdma.stages", "must be in 0..=100".into()));
-        }
-        if r.rto.is_some_and(|t| t.0 == 0) {
-            return Err(err("rdma.rto", "must be > 0".into()));
-        }
-        if r.nack_interval.0 == 0 {
-            return Err(err("rdma.nack_interval", "must be > 0".into()));
-        }
-        let g = &self.gpmp;
-        if g.paths > 64 {
-            return Err(err(
-                "gpmp.paths",
-                format!("must be in 0..=64, got {}", g.paths),
-            ));
-        }
-        if g.slice < self.packet.mss {
-            return Err(err(
-                "gpmp.slice",
-                format!(
-                    "must be at least one packet's payload (packet.mss = {}), got {}",
-                    self.packet.mss, g.slice
-                ),
-            ));
-        }
-        if let Some(limit) = g.limit
-            && limit < g.slice
-        {
-            return Err(err(
-                "gpmp.limit",
-                format!(
-                    "must be at least the slice size ({}), got {}",
-                    g.slice, limit
-                ),
-            ));
-        }
-        for (k, a) in [
-            ("gpmp.alpha_high", g.alpha_high),
-            ("gpmp.alpha_low", g.alpha_low),
-        ] {
-            if !(a > 0.0 && a <= 64.0) {
-                return Err(err(k, format!("must be in (0, 64], got {a}")));
-            }
-        }
-        let pf = &self.pfabric;
-        if pf.init_cwnd.is_some_and(|w| !(1.0..=10_000.0).contains(&w)) {
-            return Err(err("pfabric.init_cwnd", "must be in 1..=10000".into()));
-        }
-        if let Some(m) = pf.max_cwnd
-            && !(m >= 1.0 && m >= pf.init_cwnd.unwrap_or(1.0) && m <= 1e6)
-        {
-            return Err(err(
-                "pfabric.max_cwnd",
-                "must be in 1..=1000000 and at least init_cwnd".into(),
-            ));
-        }
-        if pf
-            .rto
-            .is_some_and(|t| t < SimTime::from_us(1) || t > SimTime::from_ms(10_000))
-        {
-            return Err(err("pfabric.rto", "must be in 1us..=10s".into()));
-        }
-        let packet = self.packet.mss.0 + self.packet.header.0;
-        if pf.buffer.is_some_and(|b| b.0 < packet) {
-            return Err(err(
-                "pfabric.buffer",
-                format!("must hold at least one packet ({packet} B)"),
-            ));
-        }
+        self.rdma.validate().map_err(|(k, m)| err(k, m))?;
+        self.gpmp
+            .validate(self.packet.mss)
+            .map_err(|(k, m)| err(k, m))?;
+        self.pfabric
+            .validate(self.packet.mss.0 + self.packet.header.0)
+            .map_err(|(k, m)| err(k, m))?;
         if let Some(pin) = &self.routing.pin {
             let path = base.join(pin);
             match crate::fileid::read_to_string(&path) {
@@ -411,97 +302,14 @@ impl Config {
                 Ok(_) => {}
             }
         }
-        let pt = &self.powertcp;
-        if !(pt.gamma > 0.0 && pt.gamma <= 1.0) {
-            return Err(err(
-                "powertcp.gamma",
-                format!("must be in (0, 1], got {}", pt.gamma),
-            ));
-        }
-        let hp = &self.hpcc;
-        if !(hp.eta > 0.0 && hp.eta <= 1.0) {
-            return Err(err(
-                "hpcc.eta",
-                format!("must be in (0, 1], got {}", hp.eta),
-            ));
-        }
-        if hp.mi_thresh > 1000 {
-            return Err(err("hpcc.mi_thresh", "must be in 0..=1000".into()));
-        }
-        let tm = &self.timely;
-        for (k, v) in [("timely.alpha", tm.alpha), ("timely.beta", tm.beta)] {
-            if !(v > 0.0 && v <= 1.0) {
-                return Err(err(k, format!("must be in (0, 1], got {v}")));
-            }
-        }
-        if tm.min_rtt == SimTime::ZERO {
-            return Err(err("timely.min_rtt", "must be > 0".into()));
-        }
-        if tm.t_low > tm.t_high {
-            return Err(err("timely.t_low", "must not exceed timely.t_high".into()));
-        }
-        if let Err((key, msg)) = self.cubic.validate() {
-            return Err(err(key, msg));
-        }
-        let sw = &self.swift;
-        if !(sw.ai > 0.0 && sw.ai <= 100.0) {
-            return Err(err(
-                "swift.ai",
-                format!("must be in (0, 100], got {}", sw.ai),
-            ));
-        }
-        if !(sw.beta > 0.0 && sw.beta <= 1.0) {
-            return Err(err(
-                "swift.beta",
-                format!("must be in (0, 1], got {}", sw.beta),
-            ));
-        }
-        if !(sw.max_mdf > 0.0 && sw.max_mdf < 1.0) {
-            return Err(err(
-                "swift.max_mdf",
-                format!("must be in (0, 1), got {}", sw.max_mdf),
-            ));
-        }
-        if sw.base_target == Some(SimTime::ZERO) {
-            return Err(err("swift.base_target", "must be > 0".into()));
-        }
-        if !(sw.fs_min_cwnd > 0.0 && sw.fs_min_cwnd < sw.fs_max_cwnd) {
-            return Err(err(
-                "swift.fs_min_cwnd",
-                "must be > 0 and below swift.fs_max_cwnd".into(),
-            ));
-        }
-        let irn = &self.irn;
-        if irn.rto_low == SimTime::ZERO {
-            return Err(err("irn.rto_low", "must be > 0".into()));
-        }
-        if irn.rto_high < irn.rto_low {
-            return Err(err(
-                "irn.rto_high",
-                format!("must be >= irn.rto_low ({})", irn.rto_low),
-            ));
-        }
-        if irn.low_pkts > 1_000_000 {
-            return Err(err(
-                "irn.low_pkts",
-                format!("must be in 0..=1000000, got {}", irn.low_pkts),
-            ));
-        }
-        match irn.bdp_cap {
-            WindowSpec::None => {
-                return Err(err(
-                    "irn.bdp_cap",
-                    "IRN needs a cap: \"bdp\" or a size".into(),
-                ));
-            }
-            WindowSpec::Bytes(b) if b.0 < self.packet.mss.0 => {
-                return Err(err(
-                    "irn.bdp_cap",
-                    format!("must hold one packet ({} B)", self.packet.mss.0),
-                ));
-            }
-            _ => {}
-        }
+        self.powertcp.validate().map_err(|(k, m)| err(k, m))?;
+        self.hpcc.validate().map_err(|(k, m)| err(k, m))?;
+        self.timely.validate().map_err(|(k, m)| err(k, m))?;
+        self.cubic.validate().map_err(|(k, m)| err(k, m))?;
+        self.swift.validate().map_err(|(k, m)| err(k, m))?;
+        self.irn
+            .validate(self.packet.mss)
+            .map_err(|(k, m)| err(k, m))?;
         if self.routing.convergence > SimTime::from_ms(10_000) {
             return Err(err(
                 "routing.convergence",
@@ -545,21 +353,7 @@ impl Config {
                 }
             }
         }
-        let dr = &self.dctcp_rdma;
-        if !(dr.g > 0.0 && dr.g <= 1.0) {
-            return Err(err(
-                "dctcp_rdma.g",
-                format!("must be in (0, 1], got {}", dr.g),
-            ));
-        }
-        if let WindowSpec::Bytes(b) = self.tcp.max_window
-            && b.0 < self.packet.mss.0
-        {
-            return Err(err(
-                "tcp.max_window",
-                format!("must hold one segment ({} B)", self.packet.mss.0),
-            ));
-        }
+        self.dctcp_rdma.validate().map_err(|(k, m)| err(k, m))?;
         match self.nic.tsq {
             WindowSpec::Bdp => {
                 return Err(err(
@@ -619,60 +413,13 @@ impl Config {
                 ),
             ));
         }
-        let fl = &self.flowlet;
-        if fl.gap < SimTime::from_us(1) || fl.gap > SimTime::from_ms(1000) {
-            return Err(err(
-                "flowlet.gap",
-                format!("must be in 1us..=1s, got {}", fl.gap),
-            ));
-        }
-        if !fl.table.is_power_of_two() || fl.table > 1 << 20 {
-            return Err(err(
-                "flowlet.table",
-                format!("must be a power of two in 1..=1048576, got {}", fl.table),
-            ));
-        }
-        if !(0.5..=2.0).contains(&self.d2tcp.missed_d) {
-            return Err(err("d2tcp.missed_d", "must be in [0.5, 2]".into()));
-        }
-        if self
-            .pdtcp
-            .fixed_p
-            .is_some_and(|p| !(0.5..=2.0).contains(&p))
-        {
-            return Err(err("pdtcp.fixed_p", "must be in [0.5, 2]".into()));
-        }
-        let m = &self.mprdma;
-        if !(1..=1024).contains(&m.delta) {
-            return Err(err(
-                "mprdma.delta",
-                format!("must be in 1..=1024, got {}", m.delta),
-            ));
-        }
-        if !(1..=64).contains(&m.bitmap) {
-            return Err(err(
-                "mprdma.bitmap",
-                format!("must be in 1..=64, got {}", m.bitmap),
-            ));
-        }
-        if !(0.0..=1.0).contains(&m.probe) {
-            return Err(err(
-                "mprdma.probe",
-                format!("must be in [0, 1], got {}", m.probe),
-            ));
-        }
-        if !(1.0..=1000.0).contains(&m.init_cwnd) {
-            return Err(err("mprdma.init_cwnd", "must be in 1..=1000".into()));
-        }
-        if self.srm.chunk < self.packet.mss {
-            return Err(err(
-                "srm.chunk",
-                format!(
-                    "must be at least one packet's payload (packet.mss = {}), got {}",
-                    self.packet.mss, self.srm.chunk
-                ),
-            ));
-        }
+        self.flowlet.validate().map_err(|(k, m)| err(k, m))?;
+        self.d2tcp.validate().map_err(|(k, m)| err(k, m))?;
+        self.pdtcp.validate().map_err(|(k, m)| err(k, m))?;
+        self.mprdma.validate().map_err(|(k, m)| err(k, m))?;
+        self.srm
+            .validate(self.packet.mss)
+            .map_err(|(k, m)| err(k, m))?;
         let rdma_schemes = schemes
             .iter()
             .filter(|s| Scheme::builtin(s).is_some_and(|s| s.transport == TransportKind::Rdma))
