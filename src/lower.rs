@@ -328,8 +328,8 @@ impl RateFromConfig for cc::DctcpRate {
 
 macro_rules! lowering {
     ([]
-     window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
-     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
+     window { $($kind:ident: $cm:ident::$cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
+     rate { $($rkind:ident: $rcm:ident::$rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
         /// The window controller of a TCP-family transport (pFabric's hosts run Reno); None
         /// for UDP and RDMA.
         pub fn window_cc(cfg: &Config, kind: TransportKind) -> Option<WindowCcSpec> {

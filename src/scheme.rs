@@ -16,8 +16,8 @@ use serde::Serialize;
 
 macro_rules! transport_kind {
     ([[$($before:tt)*] [$($after:tt)*]]
-     window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
-     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
+     window { $($kind:ident: $cm:ident::$cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
+     rate { $($rkind:ident: $rcm:ident::$rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
         /// The transport family of a scheme: one TCP-family variant per window controller of
         /// the registry (`transport::registry`; `Tcp` is Reno), then pFabric, UDP and RDMA.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -356,8 +356,8 @@ impl TransportSpec {
 // macros defined inside.
 macro_rules! transport_enum {
     ([$d:tt]
-     window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
-     rate { $($rkind:ident: $rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
+     window { $($kind:ident: $cm:ident::$cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
+     rate { $($rkind:ident: $rcm:ident::$rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
         /// The transport of a run: one variant for the whole run, owning every flow's protocol
         /// state.
         #[allow(clippy::large_enum_variant)]

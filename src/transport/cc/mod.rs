@@ -24,33 +24,27 @@
 //! Not here: loss recovery (the sender's), pacing mechanics (the host's timers), and the
 //! switch side of ECN (`net::port`).
 
-pub mod cubic;
-pub mod d2tcp;
-pub mod dcqcn;
-pub mod dctcp;
-pub mod dctcp_rate;
-pub mod hpcc;
-pub mod pdtcp;
-pub mod powertcp;
-pub mod reno;
-pub mod swift;
-pub mod timely;
-
 use crate::units::SimTime;
 use serde::Serialize;
 
 pub use crate::net::int::{INT_MAX_HOPS, IntHop, IntStack};
-pub use cubic::Cubic;
-pub use d2tcp::D2tcp;
-pub use dcqcn::DcqcnParams;
-pub use dctcp::Dctcp;
-pub use dctcp_rate::DctcpRate;
-pub use hpcc::Hpcc;
-pub use pdtcp::Pdtcp;
-pub use powertcp::PowerTcp;
-pub use reno::Reno;
-pub use swift::Swift;
-pub use timely::Timely;
+
+// One module per registry row (`transport/cc/<module>.rs`), its controller re-exported:
+// `pub mod cubic; pub use cubic::Cubic;` and so on.
+macro_rules! cc_modules {
+    ([] window { $($kind:ident: $cm:ident::$cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* }
+     rate { $($rkind:ident: $rcm:ident::$rcc:ident, $rname:literal, $win:literal, $mark:ident, $rabout:literal, $rnotes:literal;)* }) => {
+        $(
+            pub mod $cm;
+            pub use $cm::$cc;
+        )*
+        $(
+            pub mod $rcm;
+            pub use $rcm::$rcc;
+        )*
+    };
+}
+crate::transport::registry::ccs!(cc_modules []);
 
 /// What a deadline-aware controller needs to know about its flow.
 #[derive(Clone, Copy, Debug)]
@@ -158,7 +152,7 @@ pub trait WindowCc: Clone + std::fmt::Debug {
 }
 
 macro_rules! window_cc_spec {
-    ([] window { $($kind:ident: $cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* } rate { $($rate:tt)* }) => {
+    ([] window { $($kind:ident: $cm:ident::$cc:ident, $name:literal, $ecn:literal, $about:literal, $notes:literal;)* } rate { $($rate:tt)* }) => {
         /// The window controller a TCP scheme uses, with its parameters (the lowered
         /// configuration): one variant per window row of the registry
         /// (`transport::registry`).

@@ -68,7 +68,7 @@ pub struct RdmaSpec {
 }
 
 macro_rules! conn_spec {
-    ([] window { $($window:tt)* } rate { $($kind:ident: $cc:ident, $name:literal, $win:literal, $mark:ident, $about:literal, $notes:literal;)* }) => {
+    ([] window { $($window:tt)* } rate { $($kind:ident: $cm:ident::$cc:ident, $name:literal, $win:literal, $mark:ident, $about:literal, $notes:literal;)* }) => {
         /// The connections of an RDMA scheme: reliable-connection queue pairs paced by one
         /// of the registry's rate controllers (`transport::registry`), at line rate, or
         /// MP-RDMA connections.
