@@ -562,8 +562,9 @@ fn every_documented_range_is_the_validated_range() {
 }
 
 /// Every key of the config schema is documented: each key of the resolved config (as a TCP
-/// and as an RDMA run gets it, unset options included) appears in `docs/config.md` as
-/// `` `key` ``, `` `section.key` ``, `key = ...` or, for a section, `` `[key]` ``.
+/// and as an RDMA run gets it, unset options included) and each key of every section the
+/// schema accepts appears in `docs/config.md` as
+/// `` `key` ``, `` `section.key` ``, `key = ...` or, for a section, `` `[key]` `` (or `` `[key.<name>]` ``).
 #[test]
 fn every_config_key_is_documented() {
     fn leaves(path: &str, v: &serde_json::Value, out: &mut Vec<String>) {
@@ -591,6 +592,17 @@ fn every_config_key_is_documented() {
     for c in [tcp, rdma] {
         leaves("", &serde_json::to_value(c).unwrap(), &mut keys);
     }
+    // Sections left out of the resolved config at their defaults (as `[cubic]`) are found
+    // through the schema itself: an unknown key's error lists the keys a table accepts.
+    let top = accepted_keys("zz_unknown = 1");
+    assert!(top.len() > 30, "top-level keys from the error: {top:?}");
+    for section in &top {
+        let fields = accepted_keys(&format!("[{section}]\nzz_unknown = 1"));
+        if fields.is_empty() {
+            keys.push(section.clone());
+        }
+        keys.extend(fields.iter().map(|f| format!("{section}.{f}")));
+    }
     keys.sort();
     keys.dedup();
     let doc = std::fs::read_to_string("docs/config.md").unwrap();
@@ -606,6 +618,7 @@ fn every_config_key_is_documented() {
                 format!("{name} ="),
                 format!("`[{k}]`"),
                 format!("`[[{k}]]`"),
+                format!("`[{k}."),
             ]
             .iter()
             .any(|form| doc.contains(form.as_str()))
@@ -616,6 +629,21 @@ fn every_config_key_is_documented() {
         missing.is_empty(),
         "keys not in docs/config.md: {missing:?}"
     );
+}
+
+/// The keys the config schema accepts where `toml` puts an unknown key, read from the
+/// deserializer's error (unknown field `zz_unknown`, expected ..); empty when the
+/// error is of another kind (an array of tables, a tagged enum).
+fn accepted_keys(toml: &str) -> Vec<String> {
+    let Err(e) = Config::parse(toml, "<x>") else {
+        panic!("an unknown key was accepted: {toml}");
+    };
+    let msg = e.to_string();
+    // serde's forms: "expected `a`", "expected `a` or `b`", "expected one of `a`, `b`, ..".
+    let Some((_, list)) = msg.split_once("zz_unknown`, expected ") else {
+        return Vec::new();
+    };
+    list.split('`').skip(1).step_by(2).map(str::to_string).collect()
 }
 
 #[test]
