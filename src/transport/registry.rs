@@ -16,9 +16,9 @@
 //! marking for it (`Red`: DCQCN's RED profile, `Step`: one threshold). Whether its packets
 //! carry in-band telemetry is the controller's own `RateCc::TELEMETRY`.
 //!
-//! Generated from the rows: the controllers' modules (`cc`), the scheme bundles, `TransportKind` and `RateCcKind` (`scheme`),
-//! `WindowCcSpec` (`cc`), `ConnSpec` (`rdma`), the `Transport` variants and their dispatch
-//! (`transport`), and the lowering's exhaustive matches (`lower::window_cc`,
+//! Generated from the rows: the controllers' modules and `WindowCcSpec` (`cc`), the scheme
+//! bundles, `TransportKind` and `RateCcKind` (`scheme`), `ConnSpec` (`rdma`), the
+//! `Transport` variants and their dispatch (`transport`), and the lowering's exhaustive matches (`lower::window_cc`,
 //! `lower::rate_conn`), which call each controller's `FromConfig` / `RateFromConfig` impl.
 //! Adding an algorithm: its file in `transport/cc/`, a row here, its config section and its
 //! lowering impl (docs/architecture.md walks it with CUBIC).

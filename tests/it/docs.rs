@@ -643,7 +643,11 @@ fn accepted_keys(toml: &str) -> Vec<String> {
     let Some((_, list)) = msg.split_once("zz_unknown`, expected ") else {
         return Vec::new();
     };
-    list.split('`').skip(1).step_by(2).map(str::to_string).collect()
+    list.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
