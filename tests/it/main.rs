@@ -14,6 +14,7 @@ mod experiments;
 mod fabric;
 mod failures;
 mod fuzz;
+mod golden;
 mod ideal;
 mod layout;
 mod nic;
