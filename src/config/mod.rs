@@ -13,7 +13,7 @@
 //! Files: this one holds [`Config`] (the whole file's schema) and its error type; the
 //! sections' schemas and defaults are in `tcp` (window transports, `[am]`, `[flowlet]`), `rdma`
 //! (RDMA transports, rate controls, schedulers) and `net` (NIC, routing, failures, priorities,
-//! metrics); `per_scheme` holds the transport defaults and `[per_scheme.<scheme>]`; `load`
+//! metrics), `run` the kernel's `[run]`; `per_scheme` holds the transport defaults and `[per_scheme.<scheme>]`; `load`
 //! reads text and files, `validate` checks, `derived` computes values for planning. The
 //! topology, switch and workload sections live with their models (`topology`, `net`,
 //! `workload`).
@@ -31,11 +31,13 @@ mod load;
 mod net;
 pub mod plot;
 mod rdma;
+mod run;
 mod tcp;
 mod validate;
 
 pub use net::*;
 pub use rdma::*;
+pub use run::*;
 pub use tcp::*;
 
 /// The embedded default experiment: TCP against DCTCP on a 16-host leaf-spine at 10 Gbps,
@@ -135,6 +137,9 @@ pub struct Config {
     /// Where results go, relative to the working directory. Default "results".
     #[serde(default = "d_out")]
     pub output_dir: PathBuf,
+    /// `[run]`: kernel settings (the tie order of same-time events).
+    #[serde(default, skip_serializing_if = "RunConfig::is_default")]
+    pub run: RunConfig,
     #[serde(default)]
     pub topology: TopologyConfig,
     #[serde(default)]

@@ -14,6 +14,7 @@
 
 pub mod queue;
 pub mod rng;
+pub mod tie;
 pub mod timer;
 
 pub use queue::EventQueue;

@@ -1,4 +1,5 @@
-//! Event queues keyed by `(time, seq)`: ties in time pop in insertion order.
+//! Event queues keyed by `(time, tie)`: ties in time pop by a 64-bit tie key, by default the
+//! insertion order.
 //!
 //! [`EventQueue`] is a timing wheel (a calendar queue with a fixed bucket width) with an
 //! overflow heap, built for the event pattern of a packet simulator: thousands of pending
@@ -14,9 +15,12 @@
 //! * Events beyond the wheel's horizon wait in a binary heap and move into the wheel as the
 //!   current slot advances (invariant: every overflow event lies beyond the horizon).
 //!
-//! The key is `time << 64 | seq`; keys are unique, so the pop order is exactly `(time, seq)`.
-//! [`HeapQueue`] is the plain binary-heap queue with the same semantics, the reference the
-//! wheel is tested against.
+//! The key is `time << 64 | tie`. [`EventQueue::push`] gives each event the next insertion
+//! sequence number as its tie (FIFO ties); [`EventQueue::push_tie`] takes the tie from the
+//! caller (the partition-stable `(origin, per-origin sequence)` key of `engine::tie`), which
+//! must keep keys unique. Keys are unique, so the pop order is exactly `(time, tie)`. One
+//! queue uses one of the two, never both. [`HeapQueue`] is the plain binary-heap queue with
+//! the same semantics, the reference the wheel is tested against.
 
 use crate::units::SimTime;
 use std::cmp::{Ordering, Reverse};
@@ -61,25 +65,24 @@ impl<E> Ord for Item<E> {
 
 const NIL: u32 = u32::MAX;
 
-/// A wheel entry: an event and the slot-list link.
+/// A wheel entry: an event, its key and the slot-list link.
 #[derive(Clone, Copy)]
 struct Node<E> {
     time: u64,
+    tie: u64,
     prev: u32,
     ev: E,
 }
 
-/// A min-queue of events by `(time, insertion order)`: timing wheel plus overflow heap.
+/// A min-queue of events by `(time, tie)`: timing wheel plus overflow heap.
 ///
-/// Wheel slots store `(time, event)` without the sequence number: a slot only ever
-/// receives events in increasing sequence order (events migrating from the overflow enter a
-/// slot before any event can be pushed to it directly, because the horizon only moves
-/// forward), so a stable sort by time yields `(time, seq)` order.
+/// Wheel slots hold events in push order; when a slot becomes current it is sorted by
+/// `(time, tie)`.
 pub struct EventQueue<E> {
     /// Absolute slot number of the current slot.
     cur: u64,
-    /// Events of the current slot in `(time, seq)` order; `current[head..]` are pending.
-    current: Vec<(u64, E)>,
+    /// Events of the current slot in `(time, tie)` order; `current[head..]` are pending.
+    current: Vec<(u128, E)>,
     head: usize,
     /// Per wheel slot, the most recently pushed node of its list (`NIL` when empty). Lists
     /// link each node to the one pushed before it.
@@ -95,6 +98,8 @@ pub struct EventQueue<E> {
     len: usize,
     seq: u64,
     popped: u64,
+    /// Fed by `push_tie` (caller-given ties) rather than `push` (FIFO ties).
+    keyed: bool,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -118,6 +123,7 @@ impl<E: Copy> EventQueue<E> {
             len: 0,
             seq: 0,
             popped: 0,
+            keyed: false,
         }
     }
 
@@ -137,17 +143,19 @@ impl<E: Copy> EventQueue<E> {
 
     /// Places an event whose time is not before the current slot.
     #[inline(always)]
-    fn place(&mut self, time: u64, seq: u64, ev: E) {
+    fn place(&mut self, time: u64, tie: u64, ev: E) {
         let s = time >> SLOT_SHIFT;
         debug_assert!(s >= self.cur, "event scheduled in the past");
         if s == self.cur {
-            // Rare: keep the current slot ordered (after every pending event of equal time).
-            let pos = self.head + self.current[self.head..].partition_point(|x| x.0 <= time);
-            self.current.insert(pos, (time, ev));
+            // Rare: keep the current slot ordered by key.
+            let pos = self.head
+                + self.current[self.head..].partition_point(|x| x.0 <= key(SimTime(time), tie));
+            self.current.insert(pos, (key(SimTime(time), tie), ev));
         } else if s < self.cur + SLOTS as u64 {
             let i = (s % SLOTS as u64) as usize;
             let node = Node {
                 time,
+                tie,
                 prev: self.slot_last[i],
                 ev,
             };
@@ -164,19 +172,30 @@ impl<E: Copy> EventQueue<E> {
             self.set_bit(i);
         } else {
             self.overflow.push(Reverse(Item {
-                key: (time as u128) << 64 | seq as u128,
+                key: key(SimTime(time), tie),
                 ev,
             }));
         }
     }
 
-    /// Schedules `ev` at `time`, which must not precede the last popped (or peeked) event.
+    /// Schedules `ev` at `time`, which must not precede the last popped (or peeked) event,
+    /// after every event of equal time pushed before it (FIFO ties).
     #[inline(always)]
     pub fn push(&mut self, time: SimTime, ev: E) {
         let seq = self.seq;
         self.seq += 1;
         self.len += 1;
         self.place(time.0, seq, ev);
+    }
+
+    /// Schedules `ev` at `time` (not before the last popped or peeked event) with tie key
+    /// `tie`: among events of equal time, the smaller tie pops first. `(time, tie)` must be
+    /// unique among pending events; a queue fed by `push_tie` is never fed by `push`.
+    #[inline(always)]
+    pub fn push_tie(&mut self, time: SimTime, tie: u64, ev: E) {
+        self.keyed = true;
+        self.len += 1;
+        self.place(time.0, tie, ev);
     }
 
     /// First non-empty word index in `[from, WORDS)`.
@@ -255,17 +274,25 @@ impl<E: Copy> EventQueue<E> {
             // The list runs newest to oldest: collect, free, then restore push order.
             while n != NIL {
                 let node = self.nodes[n as usize];
-                self.current.push((node.time, node.ev));
+                self.current
+                    .push((key(SimTime(node.time), node.tie), node.ev));
                 self.nodes[n as usize].prev = self.free;
                 self.free = n;
                 n = node.prev;
             }
             self.current.reverse();
         }
-        // Events of this slot arrived in sequence order: a stable sort by time suffices.
-        // (Overflow events that migrate into this slot are inserted in order by `place`.)
+        // With FIFO ties a slot receives its events in tie order (events migrating from the
+        // overflow enter a slot before any event is pushed to it directly, because the
+        // horizon only moves forward), so a stable sort by time gives `(time, tie)` order;
+        // caller-given ties need the whole key. (Overflow events that migrate into this slot
+        // are inserted in order by `place`.)
         if self.current.len() > 1 {
-            self.current.sort_by_key(|x| x.0);
+            if self.keyed {
+                self.current.sort_unstable_by_key(|x| x.0);
+            } else {
+                self.current.sort_by_key(|x| (x.0 >> 64) as u64);
+            }
         }
         self.migrate();
         debug_assert!(self.head < self.current.len());
@@ -278,7 +305,8 @@ impl<E: Copy> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        let (t, ev) = self.current[self.head];
+        let (k, ev) = self.current[self.head];
+        let t = (k >> 64) as u64;
         self.head += 1;
         self.len -= 1;
         self.popped += 1;
@@ -299,7 +327,7 @@ impl<E: Copy> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        Some(SimTime(self.current[self.head].0))
+        Some(SimTime((self.current[self.head].0 >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
@@ -339,6 +367,12 @@ impl<E: Copy> HeapQueue<E> {
         let k = key(time, self.seq);
         self.seq += 1;
         self.heap.push(Reverse(Item { key: k, ev }));
+    }
+    pub fn push_tie(&mut self, time: SimTime, tie: u64, ev: E) {
+        self.heap.push(Reverse(Item {
+            key: key(time, tie),
+            ev,
+        }));
     }
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let Reverse(e) = self.heap.pop()?;
@@ -477,5 +511,54 @@ mod tests {
             }
             assert_eq!(a.len(), b.len());
         }
+    }
+
+    /// Caller-given tie keys (`push_tie`), drawn at random so that same-time events arrive
+    /// in any order relative to their keys, including same-time pushes while their instant
+    /// is being popped: the wheel must pop exactly the heap's `(time, tie)` order.
+    #[test]
+    fn wheel_matches_binary_heap_with_tie_keys() {
+        let mut r = RngStream::new(9, "queue-tie-test");
+        let mut a = EventQueue::new();
+        let mut b = HeapQueue::new();
+        let mut id = 0u64;
+        // Unique ties: random high bits, a counter below.
+        let tie = |r: &mut RngStream, id: u64| r.below(1 << 20) << 40 | id;
+        for _ in 0..500 {
+            let t = SimTime(r.below(1 << 12) * 1000);
+            let k = tie(&mut r, id);
+            a.push_tie(t, k, id);
+            b.push_tie(t, k, id);
+            id += 1;
+        }
+        let mut now = SimTime::ZERO;
+        let mut ties_seen = 0;
+        for step in 0..300_000 {
+            if step % 5 == 0 {
+                assert_eq!(a.peek_time(), b.peek_time());
+            }
+            let x = a.pop();
+            assert_eq!(x, b.pop(), "step {step}");
+            let Some((t, _)) = x else { break };
+            assert!(t >= now);
+            ties_seen += (t == now) as u32;
+            now = t;
+            for _ in 0..r.below(3) {
+                // Coarse delays make many equal times.
+                let d = match r.below(5) {
+                    0 => 0,
+                    1 => r.below(4) * 1000,
+                    2 => r.below(1 << 8) * 1000,
+                    3 => r.below(1 << (SLOT_SHIFT + 14)) / 1000 * 1000,
+                    _ => r.below(1 << 36) / 1000 * 1000,
+                };
+                let k = tie(&mut r, id);
+                a.push_tie(now + SimTime(d), k, id);
+                b.push_tie(now + SimTime(d), k, id);
+                id += 1;
+            }
+            assert_eq!(a.len(), b.len());
+        }
+        assert!(ties_seen > 10_000, "only {ties_seen} same-time pops");
     }
 }

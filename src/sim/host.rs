@@ -200,7 +200,7 @@ impl Sim {
 /// earlier when needed; a later deadline is picked up when the pending event fires.
 #[inline]
 pub(in crate::sim) fn set_timer(
-    ev: &mut EventQueue<Ev>,
+    ev: &mut sched::Schedule,
     fl: &mut Flow,
     f: FlowId,
     deadline: SimTime,
@@ -212,7 +212,7 @@ pub(in crate::sim) fn set_timer(
 
 /// Holds flow `f` back until `at` (the same scheme as [`set_timer`], for pacing).
 #[inline]
-pub(in crate::sim) fn set_pace(ev: &mut EventQueue<Ev>, fl: &mut Flow, f: FlowId, at: SimTime) {
+pub(in crate::sim) fn set_pace(ev: &mut sched::Schedule, fl: &mut Flow, f: FlowId, at: SimTime) {
     if let Some(g) = fl.pace.arm(at) {
         ev.push(at, Ev::Pace(f, g));
     }
@@ -222,7 +222,7 @@ pub(in crate::sim) fn set_pace(ev: &mut EventQueue<Ev>, fl: &mut Flow, f: FlowId
 /// borrows of the simulator's state, built per call.
 pub(in crate::sim) struct SimHost<'a> {
     now: SimTime,
-    ev: &'a mut EventQueue<Ev>,
+    ev: &'a mut sched::Schedule,
     flows: &'a mut Vec<Flow>,
     net: &'a Network,
     wake: &'a mut Vec<FlowId>,

@@ -33,6 +33,7 @@ mod failure;
 mod host;
 mod nic;
 mod retire;
+mod sched;
 mod switch;
 pub mod telemetry;
 pub mod timeseries;
@@ -172,6 +173,8 @@ pub struct SimSetup<'a> {
     pub seed: u64,
     /// End when every flow with this tag has finished.
     pub end_when: Option<crate::workload::FlowTag>,
+    /// Order same-time events by keyed ties (`[run] ties = "keyed"`) rather than FIFO.
+    pub keyed_ties: bool,
 }
 
 /// The stop time of a run without `stop_time`: the last instant the clock holds. Times add
@@ -294,7 +297,7 @@ pub struct Retired {
 /// A simulation run in progress.
 pub struct Sim {
     pub now: SimTime,
-    ev: EventQueue<Ev>,
+    ev: sched::Schedule,
     pub net: Network,
     /// Ready flows per host and priority.
     ready: Vec<Vec<VecDeque<FlowId>>>,
@@ -539,7 +542,11 @@ impl Sim {
         Ok(Sim {
             msg_in_net,
             now: SimTime::ZERO,
-            ev: EventQueue::new(),
+            ev: if s.keyed_ties {
+                sched::Schedule::keyed(s.seed, net.nodes.len(), net.ports.len())?
+            } else {
+                sched::Schedule::fifo()
+            },
             net,
             ready,
             flows,
@@ -704,6 +711,9 @@ impl Sim {
             }
             let (t, ev) = self.ev.pop().expect("peeked");
             self.now = t;
+            if self.ev.is_keyed() {
+                self.ev.set_origin(self.origin_of(&ev));
+            }
             if self.warm {
                 self.warm_up();
             }

@@ -141,7 +141,7 @@ impl Sim {
         port.busy_until = now + ser;
         let arrive = port.busy_until + port.delay;
         if port.wire.is_empty() {
-            self.ev.push(arrive, Ev::Arrive(p));
+            self.ev.push_arrival(arrive, p, port.stats.tx_pkts);
         }
         port.wire.push_back(InFlight {
             at: arrive,

@@ -143,8 +143,9 @@ impl Sim {
         let InFlight { pkt, .. } = port.wire.pop_front().expect("arrival with an empty wire");
         port.wire_bytes -= pkt.size as u64;
         if let Some(w) = port.wire.front() {
-            let t = w.at;
-            self.ev.push(t, Ev::Arrive(p));
+            // The wire holds the last packets sent over the link, the head the oldest.
+            let (t, index) = (w.at, port.stats.tx_pkts - port.wire.len() as u64);
+            self.ev.push_arrival(t, p, index);
         }
         let ingress = port.peer;
         let node = port.peer_node;

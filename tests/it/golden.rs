@@ -96,6 +96,15 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
 /// Runs golden config `name` (`default`: the embedded default experiment) with `extra`
 /// arguments and returns `path -> "hash  bytes"` for every hashed output.
 pub fn golden_outputs(name: &str, extra: &[&str]) -> BTreeMap<String, String> {
+    let tmp = run_golden(name, extra);
+    let mut files = BTreeMap::new();
+    walk(tmp.path(), tmp.path(), &mut files);
+    assert!(!files.is_empty(), "golden config {name} wrote nothing");
+    files
+}
+
+/// Runs golden config `name` with `extra` arguments into a temporary output directory.
+pub fn run_golden(name: &str, extra: &[&str]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dcsim"));
     cmd.arg("run");
@@ -114,10 +123,7 @@ pub fn golden_outputs(name: &str, extra: &[&str]) -> BTreeMap<String, String> {
         "golden config {name}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut files = BTreeMap::new();
-    walk(tmp.path(), tmp.path(), &mut files);
-    assert!(!files.is_empty(), "golden config {name} wrote nothing");
-    files
+    tmp
 }
 
 fn fixture_path(name: &str) -> PathBuf {
@@ -261,5 +267,54 @@ fn golden_hashing_drops_provenance_only() {
     assert_eq!(
         hashed_bytes(&run.join("fct.csv"), "exp/A-s1/fct.csv").unwrap(),
         b"a,b\n1,2\n"
+    );
+}
+
+/// The golden configs other than the default (whose keyed runs `scripts/paired-compare.py`
+/// measures over ten seeds).
+const KEYED: &[&str] = &[
+    "fat_tree",
+    "rdma_pfc",
+    "gpmp",
+    "partition_aggregate",
+    "end_when",
+    "pcap",
+    "timeseries",
+    "failures",
+    "hpcc_file",
+    "incast_ties",
+];
+
+/// Keyed ties (`[run] ties = "keyed"`) run every golden config with bytes conserved and
+/// every run's flows accounted for; they order same-time events differently from FIFO ties
+/// (the tie-heavy incast's results move), and the same seed gives the same bytes whatever
+/// `-j`.
+#[test]
+fn keyed_ties_run_every_golden_config_deterministically() {
+    for name in KEYED {
+        let tmp = run_golden(name, &["--set", "run.ties=keyed"]);
+        let mut runs = 0;
+        for exp in std::fs::read_dir(tmp.path()).unwrap() {
+            for run in std::fs::read_dir(exp.unwrap().path()).unwrap() {
+                let m = run.unwrap().path().join("manifest.json");
+                if !m.exists() {
+                    continue;
+                }
+                let v: Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
+                assert_eq!(v["conservation_holds"], true, "{name}: {}", m.display());
+                assert!(v["config"]["run"]["ties"] == "keyed", "{name}: not keyed");
+                runs += 1;
+            }
+        }
+        assert!(runs > 0, "{name}: no runs");
+    }
+    let fifo = golden_outputs("incast_ties", &[]);
+    let a = golden_outputs("incast_ties", &["--set", "run.ties=keyed", "-j", "1"]);
+    let b = golden_outputs("incast_ties", &["--set", "run.ties=keyed", "-j", "2"]);
+    assert_eq!(a, b, "keyed ties: -j 1 and -j 2 differ");
+    let fct = "golden-incast-ties/DCQCN-s1/fct.csv";
+    assert_ne!(
+        a[fct], fifo[fct],
+        "keyed ties left the tie-heavy incast unchanged"
     );
 }

@@ -1,0 +1,141 @@
+//! The run's event schedule: the event queue plus the rule that orders events of the same
+//! picosecond.
+//!
+//! Two rules, chosen per run (`[run] ties`): FIFO ties (the order events were pushed, over the
+//! whole run: today's default), or keyed ties (`engine::tie`: `(π(origin), sequence of the
+//! origin)`), the order the parallel kernel needs because no partition knows a run-wide push
+//! order. With keyed ties every event pushed while an event is handled takes the origin of
+//! the node that event acts on ([`Sim::origin_of`]); a packet's arrival takes its link and the
+//! packet's index on the link instead, so that it gets one key whoever pushes it (the sender
+//! when the wire was empty, the receiver when the previous packet arrived). Events pushed
+//! outside a handler (starts, failures) take the run's own origin.
+//!
+//! Not done yet: node isolation (handlers still touch other nodes' state, e.g. a switch that
+//! drops a packet counts it against its flow), so the keyed order is not yet partition-stable
+//! in a parallel run; the sequential kernel is deterministic under either rule.
+
+use super::*;
+use crate::engine::tie::{MAX_ORIGINS, TieKeys};
+
+/// The keyed-tie state: the keys, the current origin and each origin's next sequence number.
+struct Keyed {
+    keys: TieKeys,
+    origin: u32,
+    /// Next sequence number of each node (`0..n_nodes`) and of the run (`n_nodes`).
+    seqs: Vec<u64>,
+    /// Origin of link (port) 0; port `p`'s link is `link_base + p`.
+    link_base: u32,
+}
+
+/// The event queue of a run and its tie rule.
+pub(in crate::sim) struct Schedule {
+    q: EventQueue<Ev>,
+    keyed: Option<Keyed>,
+}
+
+impl Schedule {
+    /// A schedule with FIFO ties.
+    pub(in crate::sim) fn fifo() -> Self {
+        Schedule {
+            q: EventQueue::new(),
+            keyed: None,
+        }
+    }
+
+    /// A schedule with keyed ties for a network of `n_nodes` nodes and `n_ports` ports, or an
+    /// error when the network has more origins than a key can name.
+    pub(in crate::sim) fn keyed(seed: u64, n_nodes: usize, n_ports: usize) -> Result<Self, String> {
+        let origins = n_nodes as u64 + 1 + n_ports as u64;
+        if origins > MAX_ORIGINS {
+            return Err(format!(
+                "[run] ties = \"keyed\": the network has {n_nodes} nodes and {n_ports} ports, \
+                 {origins} tie origins; at most {MAX_ORIGINS} fit in a tie key"
+            ));
+        }
+        Ok(Schedule {
+            q: EventQueue::new(),
+            keyed: Some(Keyed {
+                keys: TieKeys::new(seed),
+                origin: n_nodes as u32,
+                seqs: vec![0; n_nodes + 1],
+                link_base: n_nodes as u32 + 1,
+            }),
+        })
+    }
+
+    /// Whether ties are keyed.
+    #[inline(always)]
+    pub(in crate::sim) fn is_keyed(&self) -> bool {
+        self.keyed.is_some()
+    }
+
+    /// Makes `node` (None: the run itself) the origin of the events pushed from now on.
+    #[inline(always)]
+    pub(in crate::sim) fn set_origin(&mut self, node: Option<NodeId>) {
+        if let Some(k) = &mut self.keyed {
+            k.origin = node.map_or(k.link_base - 1, |n| n.0);
+        }
+    }
+
+    /// Schedules `ev` at `t` from the current origin.
+    #[inline(always)]
+    pub(in crate::sim) fn push(&mut self, t: SimTime, ev: Ev) {
+        match &mut self.keyed {
+            None => self.q.push(t, ev),
+            Some(k) => {
+                let o = k.origin;
+                let s = &mut k.seqs[o as usize];
+                let tie = k.keys.tie(t, o, *s);
+                *s += 1;
+                self.q.push_tie(t, tie, ev);
+            }
+        }
+    }
+
+    /// Schedules the arrival at `t` of the `index`-th packet sent over port `p`'s link.
+    #[inline(always)]
+    pub(in crate::sim) fn push_arrival(&mut self, t: SimTime, p: PortId, index: u64) {
+        match &mut self.keyed {
+            None => self.q.push(t, Ev::Arrive(p)),
+            Some(k) => {
+                let tie = k.keys.tie(t, k.link_base + p.0, index);
+                self.q.push_tie(t, tie, Ev::Arrive(p));
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(in crate::sim) fn pop(&mut self) -> Option<(SimTime, Ev)> {
+        self.q.pop()
+    }
+
+    #[inline(always)]
+    pub(in crate::sim) fn peek_time(&mut self) -> Option<SimTime> {
+        self.q.peek_time()
+    }
+
+    #[inline(always)]
+    pub(in crate::sim) fn peek_ahead(&self, k: usize) -> Option<&Ev> {
+        self.q.peek_ahead(k)
+    }
+
+    pub(in crate::sim) fn popped(&self) -> u64 {
+        self.q.popped()
+    }
+}
+
+impl Sim {
+    /// The node event `ev` acts on (None: the run itself), whose origin the events it pushes
+    /// take under keyed ties.
+    #[inline]
+    pub(in crate::sim) fn origin_of(&self, ev: &Ev) -> Option<NodeId> {
+        match *ev {
+            Ev::TxDone(p) | Ev::Pfc { port: p, .. } => Some(self.net.ports[p.idx()].node),
+            Ev::Arrive(p) => Some(self.net.ports[p.idx()].peer_node),
+            Ev::Timer(f, _) | Ev::Pace(f, _) | Ev::StartFlow(f) => {
+                Some(NodeId(self.flows[f.idx()].src))
+            }
+            Ev::Start | Ev::Fail(_) | Ev::Reroute => None,
+        }
+    }
+}
