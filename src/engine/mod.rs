@@ -1,8 +1,10 @@
-//! The discrete-event engine: a time-ordered event queue with FIFO tie-breaking and named,
-//! seeded random-number streams.
+//! The discrete-event engine: a time-ordered event queue, the partition-stable tie keys, and
+//! named, seeded random-number streams.
 //!
-//! Events are small `Copy` values ordered by `(time, insertion sequence)`, so two events at the
-//! same picosecond run in the order they were scheduled (nexosim's epoch rule). The queue does
+//! Events are small `Copy` values ordered by `(time, tie)`. By default the tie is the insertion
+//! sequence, so two events at the same picosecond run in the order they were scheduled
+//! (nexosim's epoch rule); [`tie`] builds the keyed alternative, `(π(origin), sequence of the
+//! origin)`, which needs no run-wide counter. The queue does
 //! not support cancellation: components cancel lazily by generation number (a timer event
 //! whose generation no longer matches its owner's is ignored), and keep at most one pending
 //! event each (a port's transmitter, a link's head packet, a flow's timer), so the queue holds
