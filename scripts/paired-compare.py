@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Paired comparison of two result directories of one experiment run two ways (e.g. FIFO
-against keyed ties): for every scheme and class, the per-seed difference of a statistic
-(default avg_fct_us) between run B and run A with the same seed, its mean in percent of A,
-its standard deviation, and the paired t statistic (mean / (sd / sqrt(n))).
+against keyed ties): for every scheme and class, the means of a statistic (default
+avg_fct_us) over the seeds in A and in B and their difference in percent of A's; and, from
+the per-seed differences in percent (B against A with the same seed), their standard
+deviation and the paired t statistic (mean / (sd / sqrt(n))).
 
     scripts/paired-compare.py A/<experiment> B/<experiment> [--stat avg_fct_us] [--max-t 2.5]
         [--max-pct 1.0]

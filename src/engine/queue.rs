@@ -148,9 +148,9 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(s >= self.cur, "event scheduled in the past");
         if s == self.cur {
             // Rare: keep the current slot ordered by key.
-            let pos = self.head
-                + self.current[self.head..].partition_point(|x| x.0 <= key(SimTime(time), tie));
-            self.current.insert(pos, (key(SimTime(time), tie), ev));
+            let k = key(SimTime(time), tie);
+            let pos = self.head + self.current[self.head..].partition_point(|x| x.0 <= k);
+            self.current.insert(pos, (k, ev));
         } else if s < self.cur + SLOTS as u64 {
             let i = (s % SLOTS as u64) as usize;
             let node = Node {
