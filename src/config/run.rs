@@ -17,14 +17,37 @@ pub enum TieOrder {
 }
 
 /// `[run]`: kernel settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Tie order of same-time events. Default "fifo".
     pub ties: TieOrder,
+    /// With keyed ties: the spacing of the instants at which the run decides whether it has
+    /// ended (and releases the flows due before the next one). 1ns..=1s. Default 1us.
+    pub grid: SimTime,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            ties: TieOrder::default(),
+            grid: crate::sim::grid::DEFAULT_GRID,
+        }
+    }
 }
 
 impl RunConfig {
+    /// Checks the section's own keys.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(SimTime(1_000)..=SimTime::from_ms(1_000)).contains(&self.grid) {
+            return Err((
+                "run.grid",
+                format!("must be in 1ns..=1s, got {}", self.grid),
+            ));
+        }
+        Ok(())
+    }
+
     /// At its defaults (then it is left out of a run's identity, as before the section existed).
     pub fn is_default(&self) -> bool {
         *self == RunConfig::default()

@@ -310,6 +310,7 @@ impl Config {
         self.irn
             .validate(self.packet.mss)
             .map_err(|(k, m)| err(k, m))?;
+        self.run.validate().map_err(|(k, m)| err(k, m))?;
         if self.routing.convergence > SimTime::from_ms(10_000) {
             return Err(err(
                 "routing.convergence",

@@ -3,38 +3,38 @@
 //!
 //! FIFO ties (the queue's insertion order) need one counter for the whole run, which no
 //! partition of a parallel run can keep. The keyed order gives every event the key
-//! `(time, π(origin), sequence of the origin)` instead:
+//! `(time, class, π(origin), sequence of the origin)` instead:
 //!
-//! * the **origin** is what produced the event: the node whose handler pushed it, the link
-//!   that carries a packet (for arrivals, whoever pushes them), or the run itself (starts,
-//!   failures); one 24-bit namespace, [`ORIGIN_BITS`];
+//! * the **class** puts the run's own events (failures, repairs, route recomputations: they
+//!   act on the whole network, so every partition handles them) before every node's events
+//!   of the same picosecond, so that they meet the same state in any partitioning;
+//! * the **origin** is what produced a node event: the node whose handler pushed it, the link
+//!   that carries a packet (for arrivals, whoever pushes them), or the host a workload flow
+//!   starts at (for its start); one 23-bit namespace, [`ORIGIN_BITS`];
 //! * the **sequence** counts the origin's events (40 bits): events of one origin keep their
-//!   order (FIFO per origin);
+//!   order (FIFO per origin); a flow's start takes its place in the workload instead;
 //! * **π** is a seeded bijection of the origin space, drawn anew for every picosecond, so that
 //!   no origin (low node numbers, say) wins every tie it takes part in.
 //!
 //! An event's key depends only on its origin's own history, never on which partition pushed
 //! it or when it reached the queue, so any partitioning of the nodes yields the same order
 //! (the argument is in `docs/architecture.md`). Not done here: choosing origins (the
-//! simulator's [`crate::sim`] does) and the windowed kernel that relies on it.
+//! simulator's [`crate::sim`] does).
 
+use crate::engine::rng::mix64;
 use crate::units::SimTime;
 
 /// Bits of the origin in a tie key.
-pub const ORIGIN_BITS: u32 = 24;
+pub const ORIGIN_BITS: u32 = 23;
 /// Bits of the per-origin sequence number.
 pub const SEQ_BITS: u32 = 40;
 /// Number of distinct origins.
 pub const MAX_ORIGINS: u64 = 1 << ORIGIN_BITS;
+/// Largest per-origin sequence number plus one.
+pub const MAX_SEQ: u64 = 1 << SEQ_BITS;
 const MASK: u64 = MAX_ORIGINS - 1;
-
-/// SplitMix64's finaliser: a 64-bit mixing bijection.
-#[inline(always)]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+/// The class bit of node events (the run's own events have it clear and come first).
+const NODE_CLASS: u64 = 1 << 63;
 
 /// Builds tie keys for one run.
 #[derive(Clone, Copy, Debug)]
@@ -46,12 +46,12 @@ impl TieKeys {
     /// Keys for the run seeded `seed` (its tie permutations follow from it).
     pub fn new(seed: u64) -> Self {
         TieKeys {
-            seed: mix(seed ^ 0x7469_652d_6b65_7973),
+            seed: mix64(seed ^ 0x7469_652d_6b65_7973),
         }
     }
 
-    /// π at time `t`: a bijection of `[0, 2^24)` (xor with a constant, multiplication by an odd
-    /// number and xor-shift are each bijections modulo 2^24), keyed by the seed and `t`
+    /// π at time `t`: a bijection of `[0, 2^23)` (xor with a constant, multiplication by an odd
+    /// number and xor-shift are each bijections modulo 2^23), keyed by the seed and `t`
     /// through one multiplicative hash (the high bits of a key, which decide a comparison,
     /// depend on every bit of the origin).
     #[inline(always)]
@@ -61,17 +61,24 @@ impl TieKeys {
             "origin {origin} out of range"
         );
         let k = (self.seed ^ t.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let mut x = (origin as u64 ^ (k >> 40)) & MASK;
+        let mut x = (origin as u64 ^ (k >> 41)) & MASK;
         x = x.wrapping_mul((k >> 16) | 1) & MASK;
-        x ^= x >> 12;
+        x ^= x >> 11;
         x as u32
     }
 
-    /// The tie key of the `seq`-th event of `origin`, at time `t`.
+    /// The tie key of node event number `seq` of `origin`, at time `t`.
     #[inline(always)]
     pub fn tie(&self, t: SimTime, origin: u32, seq: u64) -> u64 {
-        debug_assert!(seq < 1 << SEQ_BITS, "origin {origin} pushed 2^40 events");
-        (self.permute(t, origin) as u64) << SEQ_BITS | seq
+        debug_assert!(seq < MAX_SEQ, "origin {origin} pushed 2^40 events");
+        NODE_CLASS | (self.permute(t, origin) as u64) << SEQ_BITS | seq
+    }
+
+    /// The tie key of the run's own event number `seq`: before every node event of its time.
+    #[inline(always)]
+    pub fn run_tie(seq: u64) -> u64 {
+        debug_assert!(seq < NODE_CLASS, "the run pushed 2^63 events");
+        seq
     }
 }
 
@@ -115,5 +122,17 @@ mod tests {
         let t = SimTime(99);
         assert!(k.tie(t, 10, 5) < k.tie(t, 10, 6));
         assert_ne!(k.tie(t, 10, 5), k.tie(t, 11, 5));
+    }
+
+    /// The run's own events come before every node event of their time, in their order.
+    #[test]
+    fn run_events_come_first() {
+        let k = TieKeys::new(3);
+        for t in 0..1000 {
+            for o in [0, 1, MASK as u32] {
+                assert!(TieKeys::run_tie(u32::MAX as u64) < k.tie(SimTime(t), o, 0));
+            }
+        }
+        assert!(TieKeys::run_tie(1) < TieKeys::run_tie(2));
     }
 }

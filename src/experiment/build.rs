@@ -99,6 +99,7 @@ pub fn build_sim_with(
         seed: plan.seed,
         end_when: cfg.end_when,
         keyed_ties: cfg.run.ties == crate::config::TieOrder::Keyed,
+        grid: cfg.run.grid,
     })?;
     if cfg.quirks.int_units {
         sim.quantize_telemetry();

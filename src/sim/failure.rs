@@ -82,6 +82,7 @@ impl Sim {
         if self.fails_pending > 0
             || self.reroutes_pending > 0
             || self.starts_pending > 0
+            || self.arrivals_pending > 0
             || self.finished == self.total
             || (!self.draining && self.arrival_time(self.next_start).is_some())
         {

@@ -30,6 +30,7 @@
 
 pub mod attrib;
 mod failure;
+pub mod grid;
 mod host;
 mod nic;
 mod retire;
@@ -104,6 +105,15 @@ enum Ev {
     Fail(u32),
     /// Routes are recomputed after a failure (its convergence delay later).
     Reroute,
+    /// Keyed kernel: arrival `index` of the workload (a flow, or an RDMA message) starts at
+    /// its source `host`.
+    Arrival {
+        host: u32,
+        index: u32,
+    },
+    /// Keyed kernel: a member of group `g` was received at a host other than the group's
+    /// owner, and the news reaches the owner.
+    GroupDone(u32),
 }
 
 /// Where a packet goes at a switch when the run has pinned paths or failures.
@@ -173,8 +183,11 @@ pub struct SimSetup<'a> {
     pub seed: u64,
     /// End when every flow with this tag has finished.
     pub end_when: Option<crate::workload::FlowTag>,
-    /// Order same-time events by keyed ties (`[run] ties = "keyed"`) rather than FIFO.
+    /// Order same-time events by keyed ties (`[run] ties = "keyed"`) rather than FIFO, with
+    /// the keyed kernel's semantics ([`grid`]).
     pub keyed_ties: bool,
+    /// The keyed kernel's grid spacing (`[run] grid`; > 0).
+    pub grid: SimTime,
 }
 
 /// The stop time of a run without `stop_time`: the last instant the clock holds. Times add
@@ -351,6 +364,19 @@ pub struct Sim {
     /// Members of each group not yet received, and the flows waiting for it.
     group_left: Vec<u32>,
     waiters: Vec<Vec<FlowId>>,
+    /// Keyed kernel: each group's owner, the host that counts it (its first member's
+    /// destination).
+    group_owner: Vec<u32>,
+    /// Keyed kernel: the grid's spacing and the next grid point; arrivals pushed and not yet
+    /// handled; a streamed workload's specs read ahead (by arrival index from
+    /// `start_buf_base`; None once started).
+    grid: SimTime,
+    next_grid: SimTime,
+    arrivals_pending: u32,
+    start_buf: VecDeque<Option<FlowSpec>>,
+    start_buf_base: usize,
+    /// Keyed kernel: base latencies between hosts, computed as dependencies need them.
+    latencies: grid::Latencies,
     cons: Conservation,
     /// Hop count per packet transmitted (packet-hops), for the benchmark.
     pub packet_hops: u64,
@@ -501,9 +527,13 @@ impl Sim {
         }
         let mut group_left = vec![0u32; n_groups];
         let mut waiters: Vec<Vec<FlowId>> = vec![Vec::new(); n_groups];
+        let mut group_owner = vec![u32::MAX; n_groups];
         for (i, f) in s.flows.iter().enumerate() {
             if let Some(g) = f.group {
                 group_left[g as usize] += 1;
+                if group_owner[g as usize] == u32::MAX {
+                    group_owner[g as usize] = f.dst;
+                }
             }
             if let Some(g) = f.after {
                 waiters[g as usize].push(FlowId(i as u32));
@@ -543,7 +573,7 @@ impl Sim {
             msg_in_net,
             now: SimTime::ZERO,
             ev: if s.keyed_ties {
-                sched::Schedule::keyed(s.seed, net.nodes.len(), net.ports.len())?
+                sched::Schedule::keyed(s.seed, net.nodes.len(), net.n_hosts, net.ports.len())?
             } else {
                 sched::Schedule::fifo()
             },
@@ -574,6 +604,13 @@ impl Sim {
             starts_pending: 0,
             group_left,
             waiters,
+            group_owner,
+            grid: s.grid.max(SimTime(1)),
+            next_grid: SimTime::ZERO,
+            arrivals_pending: 0,
+            start_buf: VecDeque::new(),
+            start_buf_base: 0,
+            latencies: grid::Latencies::default(),
             cons: Conservation::default(),
             packet_hops: 0,
             primed: false,
@@ -683,6 +720,9 @@ impl Sim {
             self.ended = Some(EndReason::AllFinished);
             return self.ended;
         }
+        if self.ev.is_keyed() {
+            return self.advance_keyed(until, progress, drain);
+        }
         if !self.primed {
             self.primed = true;
             let t = self.arrival_time(0).expect("total > 0");
@@ -748,6 +788,9 @@ impl Sim {
                     if let Some(h) = &mut self.net.history {
                         h.rerouted(self.now, &self.net.routes);
                     }
+                }
+                Ev::Arrival { .. } | Ev::GroupDone(_) => {
+                    unreachable!("only the keyed kernel pushes {ev:?}")
                 }
             }
             if self.finished == self.total {

@@ -12,6 +12,10 @@ impl Sim {
         if g == u32::MAX {
             return;
         }
+        if self.ev.is_keyed() {
+            self.member_received(f, g);
+            return;
+        }
         let left = &mut self.group_left[g as usize];
         *left -= 1;
         if *left > 0 {
@@ -126,6 +130,17 @@ impl Sim {
 
     /// Retiring mode: the spec of arrival `i`, the next one due.
     pub(in crate::sim) fn next_spec(&mut self, i: usize) -> FlowSpec {
+        if self.ev.is_keyed() && self.stream.is_some() {
+            // Read ahead when its start was pushed; arrivals of one instant start in key order.
+            let spec = self.start_buf[i - self.start_buf_base]
+                .take()
+                .expect("an arrival starts once");
+            while let Some(None) = self.start_buf.front() {
+                self.start_buf.pop_front();
+                self.start_buf_base += 1;
+            }
+            return spec;
+        }
         match &mut self.stream {
             Some(st) => {
                 let next = st.1.next();
@@ -251,7 +266,11 @@ impl Sim {
             Some(st) => st.0.iter().cloned().chain(st.1.rest()).collect(),
             None => self.specs[self.next_start.min(self.specs.len())..].to_vec(),
         };
-        (self.next_start..).zip(specs).collect()
+        // Keyed kernel: starts pushed but not handled (the run ended first).
+        let buffered = (self.start_buf_base..)
+            .zip(&self.start_buf)
+            .filter_map(|(i, s)| s.clone().map(|s| (i, s)));
+        buffered.chain((self.next_start..).zip(specs)).collect()
     }
 
     /// Retiring mode, RDMA: the messages still held, by slot (None: not started yet, a new

@@ -2,17 +2,15 @@
 //! picosecond.
 //!
 //! Two rules, chosen per run (`[run] ties`): FIFO ties (the order events were pushed, over the
-//! whole run: today's default), or keyed ties (`engine::tie`: `(π(origin), sequence of the
-//! origin)`), the order the parallel kernel needs because no partition knows a run-wide push
-//! order. With keyed ties every event pushed while an event is handled takes the origin of
-//! the node that event acts on ([`Sim::origin_of`]); a packet's arrival takes its link and the
-//! packet's index on the link instead, so that it gets one key whoever pushes it (the sender
-//! when the wire was empty, the receiver when the previous packet arrived). Events pushed
-//! outside a handler (starts, failures) take the run's own origin.
-//!
-//! Not done yet: node isolation (handlers still touch other nodes' state, e.g. a switch that
-//! drops a packet counts it against its flow), so the keyed order is not yet partition-stable
-//! in a parallel run; the sequential kernel is deterministic under either rule.
+//! whole run: today's default), or keyed ties (`engine::tie`: the run's own events first, then
+//! `(π(origin), sequence of the origin)`), the order the parallel kernel needs because no
+//! partition knows a run-wide push order. With keyed ties every event pushed while a node
+//! event is handled takes the origin of the node that event acts on ([`Sim::origin_of`]); a
+//! packet's arrival takes its link and the packet's index on the link instead, so that it gets
+//! one key whoever pushes it (the sender when the wire was empty, the receiver when the
+//! previous packet arrived); a workload flow's start takes its host's start origin and its
+//! place in the workload, so that it gets one key whenever it is pushed. Events pushed by the
+//! run's own events (failures, reroutes) and at setup take the run's class.
 
 use super::*;
 use crate::engine::tie::{MAX_ORIGINS, TieKeys};
@@ -20,9 +18,14 @@ use crate::engine::tie::{MAX_ORIGINS, TieKeys};
 /// The keyed-tie state: the keys, the current origin and each origin's next sequence number.
 struct Keyed {
     keys: TieKeys,
-    origin: u32,
-    /// Next sequence number of each node (`0..n_nodes`) and of the run (`n_nodes`).
+    /// The origin of the events pushed now (None: the run).
+    origin: Option<u32>,
+    /// Next sequence number of each node (`0..n_nodes`).
     seqs: Vec<u64>,
+    /// Next sequence number of the run's own events.
+    run_seq: u64,
+    /// Origin of host 0's starts; host `h`'s is `start_base + h`.
+    start_base: u32,
     /// Origin of link (port) 0; port `p`'s link is `link_base + p`.
     link_base: u32,
 }
@@ -42,23 +45,32 @@ impl Schedule {
         }
     }
 
-    /// A schedule with keyed ties for a network of `n_nodes` nodes and `n_ports` ports, or an
-    /// error when the network has more origins than a key can name.
-    pub(in crate::sim) fn keyed(seed: u64, n_nodes: usize, n_ports: usize) -> Result<Self, String> {
-        let origins = n_nodes as u64 + 1 + n_ports as u64;
+    /// A schedule with keyed ties for a network of `n_nodes` nodes (the first `n_hosts` of
+    /// them hosts) and `n_ports` ports, or an error when the network has more origins than a
+    /// key can name.
+    pub(in crate::sim) fn keyed(
+        seed: u64,
+        n_nodes: usize,
+        n_hosts: usize,
+        n_ports: usize,
+    ) -> Result<Self, String> {
+        let origins = (n_nodes + n_hosts + n_ports) as u64;
         if origins > MAX_ORIGINS {
             return Err(format!(
-                "[run] ties = \"keyed\": the network has {n_nodes} nodes and {n_ports} ports, \
-                 {origins} tie origins; at most {MAX_ORIGINS} fit in a tie key"
+                "[run] ties = \"keyed\": the network has {n_nodes} nodes, {n_hosts} of them \
+                 hosts, and {n_ports} ports: {origins} tie origins; at most {MAX_ORIGINS} fit \
+                 in a tie key"
             ));
         }
         Ok(Schedule {
             q: EventQueue::new(),
             keyed: Some(Keyed {
                 keys: TieKeys::new(seed),
-                origin: n_nodes as u32,
-                seqs: vec![0; n_nodes + 1],
-                link_base: n_nodes as u32 + 1,
+                origin: None,
+                seqs: vec![0; n_nodes],
+                run_seq: 0,
+                start_base: n_nodes as u32,
+                link_base: (n_nodes + n_hosts) as u32,
             }),
         })
     }
@@ -73,7 +85,7 @@ impl Schedule {
     #[inline(always)]
     pub(in crate::sim) fn set_origin(&mut self, node: Option<NodeId>) {
         if let Some(k) = &mut self.keyed {
-            k.origin = node.map_or(k.link_base - 1, |n| n.0);
+            k.origin = node.map(|n| n.0);
         }
     }
 
@@ -83,10 +95,18 @@ impl Schedule {
         match &mut self.keyed {
             None => self.q.push(t, ev),
             Some(k) => {
-                let o = k.origin;
-                let s = &mut k.seqs[o as usize];
-                let tie = k.keys.tie(t, o, *s);
-                *s += 1;
+                let tie = match k.origin {
+                    Some(o) => {
+                        let s = &mut k.seqs[o as usize];
+                        let tie = k.keys.tie(t, o, *s);
+                        *s += 1;
+                        tie
+                    }
+                    None => {
+                        k.run_seq += 1;
+                        TieKeys::run_tie(k.run_seq - 1)
+                    }
+                };
                 self.q.push_tie(t, tie, ev);
             }
         }
@@ -102,6 +122,16 @@ impl Schedule {
                 self.q.push_tie(t, tie, Ev::Arrive(p));
             }
         }
+    }
+
+    /// Keyed ties: schedules the start at `t` of arrival `index` of the workload (a flow or
+    /// an RDMA message) at its source host `host`. Its key depends on nothing else, so it may
+    /// be pushed at any time before `t`.
+    #[inline]
+    pub(in crate::sim) fn push_start(&mut self, t: SimTime, host: u32, index: u32) {
+        let k = self.keyed.as_mut().expect("keyed ties");
+        let tie = k.keys.tie(t, k.start_base + host, index as u64);
+        self.q.push_tie(t, tie, Ev::Arrival { host, index });
     }
 
     #[inline(always)]
@@ -135,6 +165,8 @@ impl Sim {
             Ev::Timer(f, _) | Ev::Pace(f, _) | Ev::StartFlow(f) => {
                 Some(NodeId(self.flows[f.idx()].src))
             }
+            Ev::Arrival { host, .. } => Some(NodeId(host)),
+            Ev::GroupDone(g) => Some(NodeId(self.group_owner[g as usize])),
             Ev::Start | Ev::Fail(_) | Ev::Reroute => None,
         }
     }
