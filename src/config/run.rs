@@ -25,6 +25,12 @@ pub struct RunConfig {
     /// With keyed ties: the spacing of the instants at which the run decides whether it has
     /// ended (and releases the flows due before the next one). 1ns..=1s. Default 1us.
     pub grid: SimTime,
+    /// Partitions the run is split into (the windowed kernel; single-threaded for now, to
+    /// show that the partitioning changes no output). 1..=4096. Default 1.
+    pub partitions: u32,
+    /// How nodes are dealt to partitions: 0 round robin over the switches, another value a
+    /// random assignment seeded by it. Default 0.
+    pub partition_seed: u64,
 }
 
 impl Default for RunConfig {
@@ -32,6 +38,8 @@ impl Default for RunConfig {
         RunConfig {
             ties: TieOrder::default(),
             grid: crate::sim::grid::DEFAULT_GRID,
+            partitions: 1,
+            partition_seed: 0,
         }
     }
 }
@@ -43,6 +51,12 @@ impl RunConfig {
             return Err((
                 "run.grid",
                 format!("must be in 1ns..=1s, got {}", self.grid),
+            ));
+        }
+        if !(1..=4096).contains(&self.partitions) {
+            return Err((
+                "run.partitions",
+                format!("must be in 1..=4096, got {}", self.partitions),
             ));
         }
         Ok(())

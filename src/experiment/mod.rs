@@ -165,6 +165,9 @@ pub fn execute_with(
     progress: impl FnMut(crate::sim::Progress),
 ) -> Result<RunResult, String> {
     let wall = Instant::now();
+    if cfg.run.partitions > 1 {
+        return execute_partitioned(cfg, base, plan, wall);
+    }
     let mut sim = build_sim(cfg, base, plan)?;
     let sawtooth = match &cfg.probe {
         Some(p) => Some(run_probe(&mut sim, cfg, p)?),
@@ -202,6 +205,33 @@ pub fn execute_with(
         r.timeseries_csv = Some([sp.queues, sp.links, sp.flows_csv]);
     }
     Ok(r)
+}
+
+/// Executes one run split into `[run] partitions` partitions (the windowed kernel,
+/// `sim::window`): every partition a replica built alike, merged at the end.
+fn execute_partitioned(
+    cfg: &Config,
+    base: &Path,
+    plan: &RunPlan,
+    wall: Instant,
+) -> Result<RunResult, String> {
+    if cfg.probe.is_some() {
+        return Err(
+            "run.partitions: partitioned runs do not support the probe ([probe]) yet".into(),
+        );
+    }
+    let n = cfg.run.partitions as usize;
+    let mut parts = Vec::with_capacity(n);
+    for _ in 0..n {
+        parts.push(build_sim_with(cfg, base, plan, false)?);
+    }
+    let map = crate::sim::window::PartitionMap::new(&parts[0].net, n, cfg.run.partition_seed)?;
+    let mut w = crate::sim::window::Windowed::new(parts, map, plan.seed)?;
+    let end_reason = w.run();
+    let sim = w.into_sim();
+    crate::provenance::inputs_unchanged(base, &plan.identity)?;
+    let rec = Recorder::new(&sim, plan, cfg);
+    collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)
 }
 
 /// Runs the sawtooth probe over the warm-up and sampling window (see [`crate::probe`]).

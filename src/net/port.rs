@@ -351,7 +351,10 @@ pub struct Port {
     floor_ns: bool,
     /// The link is down (`[[failures]]`): nothing is sent, arrivals for it are dropped.
     pub down: bool,
-    /// Packets serialized onto the link and not yet arrived, with their arrival times.
+    /// Packets serialized onto the link and not yet arrived, with their arrival times (the
+    /// index on the link of the head is `stats.tx_pkts - wire.len()`). The receiving node
+    /// owns it: in a partitioned run it lives with the far end, whose replica of this port
+    /// counts in `stats.tx_pkts` the packets handed to it.
     pub wire: VecDeque<InFlight>,
     pub ecn: EcnConfig,
     pub stats: PortStats,

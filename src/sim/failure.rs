@@ -22,6 +22,7 @@ impl Sim {
             self.net.history = Some(Box::new(crate::net::paths::NetHistory::new(&self.net)));
         }
         self.ev.push(at, Ev::Fail(self.failures.len() as u32));
+        self.fail_at.push(at);
         self.fails_pending += 1;
         self.failures.push((ports, kind));
     }
@@ -79,13 +80,7 @@ impl Sim {
     #[cold]
     #[inline(never)]
     pub(in crate::sim) fn stranded(&self) -> bool {
-        if self.fails_pending > 0
-            || self.reroutes_pending > 0
-            || self.starts_pending > 0
-            || self.arrivals_pending > 0
-            || self.finished == self.total
-            || (!self.draining && self.arrival_time(self.next_start).is_some())
-        {
+        if self.stranded_pending(self.finished) {
             return false;
         }
         let mut reach = std::collections::HashMap::new();
@@ -121,6 +116,18 @@ impl Sim {
         any
     }
 
+    /// Whether something pending here may yet let a unit finish (a failure, recovery or
+    /// reroute; a dependency's news or start; an arrival), or none is left to finish (of the
+    /// run's `finished` units).
+    pub(in crate::sim) fn stranded_pending(&self, finished: usize) -> bool {
+        self.fails_pending > 0
+            || self.reroutes_pending > 0
+            || self.starts_pending > 0
+            || self.arrivals_pending > 0
+            || finished == self.total
+            || (!self.draining && self.arrival_time(self.next_start).is_some())
+    }
+
     /// Whether an `Arrive` event for port `p` now finds no packet due: the packets it was
     /// for were lost with their link (`[[failures]]`).
     #[cold]
@@ -135,7 +142,11 @@ impl Sim {
     #[inline(never)]
     pub(in crate::sim) fn lost_on_wire(&mut self, p: PortId, pkt: &Packet) -> bool {
         let loss = self.net.ports[p.idx()].loss;
-        if loss > 0.0 && self.loss_rng.uniform() < loss {
+        let rng = match self.loss_rngs.get_mut(p.idx()) {
+            Some(r) => r,
+            None => &mut self.loss_rng,
+        };
+        if loss > 0.0 && rng.uniform() < loss {
             self.count_loss(p, pkt);
             return true;
         }

@@ -100,49 +100,7 @@ impl Sim {
             }
             let (t, ev) = self.ev.pop().expect("the next event is due");
             self.now = t;
-            self.ev.set_origin(self.origin_of(&ev));
-            if self.warm {
-                self.warm_up();
-            }
-            match ev {
-                Ev::Arrival { host, index } => {
-                    self.arrivals_pending -= 1;
-                    self.on_arrival(host, index as usize);
-                    if let Some(r) = &mut self.retire
-                        && !r.out.is_empty()
-                    {
-                        drain(&self.net, std::mem::take(&mut r.out));
-                    }
-                }
-                Ev::TxDone(p) => {
-                    self.net.ports[p.idx()].txdone_pending = false;
-                    self.start_tx(p);
-                }
-                Ev::Arrive(p) => self.on_arrive(p),
-                Ev::Pfc { port, prio, pause } => self.on_pfc(port, prio, pause),
-                Ev::Timer(f, g) => self.on_timer(f, g),
-                Ev::Pace(f, g) => self.on_pace(f, g),
-                Ev::StartFlow(f) => {
-                    self.starts_pending -= 1;
-                    self.start_flow(f);
-                }
-                Ev::GroupDone(g) => {
-                    self.starts_pending -= 1;
-                    self.group_member_done(g);
-                }
-                Ev::Fail(i) => {
-                    self.fails_pending -= 1;
-                    self.on_fail(i as usize);
-                }
-                Ev::Reroute => {
-                    self.reroutes_pending -= 1;
-                    self.net.reroute();
-                    if let Some(h) = &mut self.net.history {
-                        h.rerouted(self.now, &self.net.routes);
-                    }
-                }
-                Ev::Start => unreachable!("the keyed kernel starts flows by Arrival events"),
-            }
+            self.dispatch_keyed(ev, drain);
             let n = self.ev.popped();
             if n & 0xF_FFFF == 0 {
                 progress(Progress {
@@ -160,6 +118,60 @@ impl Sim {
         }
         self.ended = Some(reason);
         Some(reason)
+    }
+
+    /// Handles event `ev` (popped, the clock at its time) in the keyed kernel.
+    #[inline(always)]
+    pub(in crate::sim) fn dispatch_keyed(
+        &mut self,
+        ev: Ev,
+        drain: &mut dyn FnMut(&Network, Vec<Retired>),
+    ) {
+        self.ev.set_origin(self.origin_of(&ev));
+        if self.warm {
+            self.warm_up();
+        }
+        match ev {
+            Ev::Arrival { host, index } => {
+                self.arrivals_pending -= 1;
+                self.on_arrival(host, index as usize);
+                if let Some(r) = &mut self.retire
+                    && !r.out.is_empty()
+                {
+                    drain(&self.net, std::mem::take(&mut r.out));
+                }
+            }
+            Ev::TxDone(p) => {
+                self.net.ports[p.idx()].txdone_pending = false;
+                self.start_tx(p);
+            }
+            Ev::Arrive(p) => self.on_arrive(p),
+            Ev::Pfc { port, prio, pause } => self.on_pfc(port, prio, pause),
+            Ev::Timer(f, g) => self.on_timer(f, g),
+            Ev::Pace(f, g) => self.on_pace(f, g),
+            Ev::StartFlow(f) => {
+                self.starts_pending -= 1;
+                self.start_flow(f);
+            }
+            Ev::GroupDone(g) => {
+                self.starts_pending -= 1;
+                self.group_member_done(g);
+            }
+            Ev::Fail(i) => {
+                self.fails_pending -= 1;
+                self.run_events += 1;
+                self.on_fail(i as usize);
+            }
+            Ev::Reroute => {
+                self.reroutes_pending -= 1;
+                self.run_events += 1;
+                self.net.reroute();
+                if let Some(h) = &mut self.net.history {
+                    h.rerouted(self.now, &self.net.routes);
+                }
+            }
+            Ev::Start => unreachable!("the keyed kernel starts flows by Arrival events"),
+        }
     }
 
     /// At a grid point: whether the run has ended, from the state every earlier event left.
@@ -182,7 +194,7 @@ impl Sim {
 
     /// Pushes the start of every arrival due before `before` (a streamed workload is read
     /// that far; its specs wait in `start_buf` until they start).
-    fn release_due(&mut self, before: SimTime) {
+    pub(in crate::sim) fn release_due(&mut self, before: SimTime) {
         while let Some(t) = self.arrival_time(self.next_start)
             && t < before
         {
@@ -202,6 +214,13 @@ impl Sim {
                 },
             };
             self.next_start += 1;
+            if !self.owns_host(host) {
+                // Another partition's (its spec, if read ahead, is never needed here).
+                if self.stream.is_some() && self.retire.is_some() {
+                    self.start_buf.back_mut().expect("pushed").take();
+                }
+                continue;
+            }
             self.arrivals_pending += 1;
             self.ev.push_start(t.max(self.now), host, i as u32);
         }
@@ -261,8 +280,7 @@ impl Sim {
             self.group_member_done(g);
         } else {
             let at = self.now + self.host_latency(here, owner);
-            self.starts_pending += 1;
-            self.ev.push(at, Ev::GroupDone(g));
+            self.push_start_event(NodeId(owner), at, Ev::GroupDone(g));
         }
     }
 
@@ -289,10 +307,18 @@ impl Sim {
             } else {
                 let at = self.now + delay;
                 self.flows[w.idx()].start = at;
-                self.ev.push(at, Ev::StartFlow(w));
-                self.starts_pending += 1;
+                self.push_start_event(NodeId(src), at, Ev::StartFlow(w));
             }
         }
+    }
+
+    /// Schedules a dependency's event (a group member's news, a waiting flow's start) at
+    /// `node`, counted as pending where it will be handled.
+    fn push_start_event(&mut self, node: NodeId, at: SimTime, ev: Ev) {
+        if self.owns(node) {
+            self.starts_pending += 1;
+        }
+        self.push_to(node, at, ev);
     }
 
     /// The base latency from host `a` to host `b`: a 64-byte frame's serialization and

@@ -38,6 +38,7 @@ mod sched;
 mod switch;
 pub mod telemetry;
 pub mod timeseries;
+pub mod window;
 
 pub use crate::transport::TransportSpec;
 
@@ -377,6 +378,14 @@ pub struct Sim {
     start_buf_base: usize,
     /// Keyed kernel: base latencies between hosts, computed as dependencies need them.
     latencies: grid::Latencies,
+    /// A partitioned run: this replica's partition (None: the whole run).
+    part: Option<Box<window::Part>>,
+    /// The times of `[[failures]]`, in order of `failures`.
+    fail_at: Vec<SimTime>,
+    /// The run's own events handled (failures, reroutes): every partition handles them.
+    run_events: u64,
+    /// Events handled by the other partitions of a merged partitioned run.
+    events_elsewhere: u64,
     cons: Conservation,
     /// Hop count per packet transmitted (packet-hops), for the benchmark.
     pub packet_hops: u64,
@@ -414,8 +423,10 @@ pub struct Sim {
     /// Packets lost outside switch buffers to `[[failures]]` (cut wires, a host's queue, no
     /// route left) and to links' random loss; they count as drops.
     pub failure_losses: u64,
-    /// Draws for links' random loss.
+    /// Draws for links' random loss: one stream for the run (FIFO kernel), or one per link
+    /// (keyed kernel; by port, drawn where the link delivers).
     loss_rng: crate::engine::RngStream,
+    loss_rngs: Vec<crate::engine::RngStream>,
     /// The event loop prefetches ahead ([`Sim::warm_up`]): networks of
     /// [`PREFETCH_MIN_PORTS`] ports or more.
     warm: bool,
@@ -447,6 +458,7 @@ impl Sim {
             .frame_size
             .map_or(PFC_FRAME_BYTES, |b| b.0 as u32);
         let net = Network::build(s.topo, &s.build)?;
+        let n_ports = net.ports.len();
         // Links with random loss need the cold per-arrival check.
         let lossy = net.ports.iter().any(|p| p.loss > 0.0);
         let nq = net.nq as usize;
@@ -500,7 +512,7 @@ impl Sim {
                 }
             }
         }
-        let transport = Transport::new(
+        let mut transport = Transport::new(
             &s.transport,
             // A retiring run's messages come as they start.
             if retiring { &[] } else { &s.flows },
@@ -509,6 +521,9 @@ impl Sim {
             net.n_hosts,
             s.seed,
         );
+        if s.keyed_ties {
+            transport.per_host_streams(s.seed);
+        }
         let total = match transport.messages() {
             _ if retiring && stream.is_some() => streamed,
             _ if retiring => s.flows.len(),
@@ -611,6 +626,10 @@ impl Sim {
             start_buf: VecDeque::new(),
             start_buf_base: 0,
             latencies: grid::Latencies::default(),
+            part: None,
+            fail_at: Vec::new(),
+            run_events: 0,
+            events_elsewhere: 0,
             cons: Conservation::default(),
             packet_hops: 0,
             primed: false,
@@ -634,6 +653,13 @@ impl Sim {
             failure_losses: 0,
             warm: warm_ports,
             loss_rng: crate::engine::RngStream::new(s.seed, "link.loss"),
+            loss_rngs: match s.keyed_ties && lossy {
+                true => {
+                    let r = crate::engine::RngStream::new(s.seed, "link.loss");
+                    (0..n_ports as u64).map(|p| r.child(p)).collect()
+                }
+                false => Vec::new(),
+            },
         })
     }
 
@@ -669,7 +695,7 @@ impl Sim {
 
     /// Events processed so far.
     pub fn events(&self) -> u64 {
-        self.ev.popped()
+        self.ev.popped() + self.events_elsewhere
     }
 
     /// Runs until every flow finishes, the stop time, or no events remain.

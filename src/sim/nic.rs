@@ -140,14 +140,22 @@ impl Sim {
         }
         port.busy_until = now + ser;
         let arrive = port.busy_until + port.delay;
-        if port.wire.is_empty() {
-            self.ev.push_arrival(arrive, p, port.stats.tx_pkts);
+        match &mut self.part {
+            Some(part) if !part.owns(port.peer_node) => {
+                // The far end is another partition's: the packet goes to its wire there.
+                part.send_packet(p, arrive, port.stats.tx_pkts, *pkt, port.peer_node);
+            }
+            _ => {
+                if port.wire.is_empty() {
+                    self.ev.push_arrival(arrive, p, port.stats.tx_pkts);
+                }
+                port.wire.push_back(InFlight {
+                    at: arrive,
+                    pkt: *pkt,
+                });
+                port.wire_bytes += pkt.size as u64;
+            }
         }
-        port.wire.push_back(InFlight {
-            at: arrive,
-            pkt: *pkt,
-        });
-        port.wire_bytes += pkt.size as u64;
         port.stats.tx_pkts += 1;
         port.stats.tx_bytes += pkt.size as u64;
         port.stats.busy_ps += ser.0;

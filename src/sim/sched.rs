@@ -30,6 +30,25 @@ struct Keyed {
     link_base: u32,
 }
 
+impl Keyed {
+    /// The key of the current origin's next event at `t`.
+    #[inline(always)]
+    fn next_tie(&mut self, t: SimTime) -> u64 {
+        match self.origin {
+            Some(o) => {
+                let s = &mut self.seqs[o as usize];
+                let tie = self.keys.tie(t, o, *s);
+                *s += 1;
+                tie
+            }
+            None => {
+                self.run_seq += 1;
+                TieKeys::run_tie(self.run_seq - 1)
+            }
+        }
+    }
+}
+
 /// The event queue of a run and its tie rule.
 pub(in crate::sim) struct Schedule {
     q: EventQueue<Ev>,
@@ -95,21 +114,24 @@ impl Schedule {
         match &mut self.keyed {
             None => self.q.push(t, ev),
             Some(k) => {
-                let tie = match k.origin {
-                    Some(o) => {
-                        let s = &mut k.seqs[o as usize];
-                        let tie = k.keys.tie(t, o, *s);
-                        *s += 1;
-                        tie
-                    }
-                    None => {
-                        k.run_seq += 1;
-                        TieKeys::run_tie(k.run_seq - 1)
-                    }
-                };
+                let tie = k.next_tie(t);
                 self.q.push_tie(t, tie, ev);
             }
         }
+    }
+
+    /// Keyed ties: the key the current origin's next event at `t` takes (it is used up), for
+    /// an event another partition will push ([`Schedule::push_keyed`]).
+    #[inline]
+    pub(in crate::sim) fn next_tie(&mut self, t: SimTime) -> u64 {
+        self.keyed.as_mut().expect("keyed ties").next_tie(t)
+    }
+
+    /// Keyed ties: schedules `ev` at `t` under the key another partition gave it.
+    #[inline]
+    pub(in crate::sim) fn push_keyed(&mut self, t: SimTime, tie: u64, ev: Ev) {
+        debug_assert!(self.keyed.is_some(), "keyed ties");
+        self.q.push_tie(t, tie, ev);
     }
 
     /// Schedules the arrival at `t` of the `index`-th packet sent over port `p`'s link.

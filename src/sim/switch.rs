@@ -110,8 +110,9 @@ impl Sim {
     pub(in crate::sim) fn send_pfc(&mut self, in_port: PortId, prio: u8, pause: bool) {
         let port = &self.net.ports[in_port.idx()];
         let at = self.now + port.ser_time(self.pfc_frame) + port.delay;
-        let upstream = port.peer;
-        self.ev.push(
+        let (upstream, node) = (port.peer, port.peer_node);
+        self.push_to(
+            node,
             at,
             Ev::Pfc {
                 port: upstream,

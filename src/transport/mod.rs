@@ -82,6 +82,11 @@ pub trait Protocol {
     fn sample(&self, _f: FlowId) -> Option<FlowSample> {
         None
     }
+    /// A partitioned run's merge: flow `f`'s sender half (`sender`) or receiver half, from
+    /// `other`, the replica that handled that end (see `sim::window`).
+    fn adopt(&mut self, other: &Self, f: FlowId, sender: bool)
+    where
+        Self: Sized;
 }
 
 /// The services a host lends its transport during a call. Implemented by the simulator; a
@@ -390,6 +395,21 @@ macro_rules! transport_enum {
             };
         }
 
+        /// Dispatches a call over two transports of the same kind (replicas of one run);
+        /// `$other` when their kinds differ.
+        macro_rules! each_pair {
+            ($d a:expr, $d b:expr, $d x:ident, $d y:ident => $d e:expr, $d other:expr) => {
+                match ($d a, $d b) {
+                    $((Transport::$cc($d x), Transport::$cc($d y)) => $d e,)*
+                    (Transport::Udp($d x), Transport::Udp($d y)) => $d e,
+                    $((Transport::$rkind($d x), Transport::$rkind($d y)) => $d e,)*
+                    (Transport::RdmaLine($d x), Transport::RdmaLine($d y)) => $d e,
+                    (Transport::MpRdma($d x), Transport::MpRdma($d y)) => $d e,
+                    _ => $d other,
+                }
+            };
+        }
+
         /// Applies an expression to the run's TCP transport, whatever its controller; `$other`
         /// for the other transports.
         macro_rules! with_tcp {
@@ -476,6 +496,19 @@ impl Transport {
             }
             TransportSpec::Rdma(r) => Transport::new_rdma(r, specs, n_hosts, seed),
         }
+    }
+
+    /// A partitioned run's merge: flow `f`'s sender half (`sender`) or receiver half from
+    /// `from`, the replica of the partition that handled that end.
+    pub fn adopt(&mut self, from: &Transport, f: FlowId, sender: bool) {
+        each_pair!(self, from, a, b => a.adopt(b, f, sender),
+            unreachable!("replicas of one run have one transport"))
+    }
+
+    /// Keyed kernel: the transport's random draws come from one stream per sending host
+    /// (RDMA's source ports and path probing; flow transports draw nothing).
+    pub fn per_host_streams(&mut self, seed: u64) {
+        with_rdma!(self, r => r.per_host_streams(seed), ())
     }
 
     /// The work units of the run whose completion ends it: flows, or RDMA messages.

@@ -893,6 +893,15 @@ impl<C: WindowCc> Protocol for Tcp<C> {
         }
     }
 
+    fn adopt(&mut self, other: &Self, f: FlowId, sender: bool) {
+        let (a, b) = (&mut self.conns[f.idx()], &other.conns[f.idx()]);
+        if sender {
+            a.snd = b.snd.clone();
+        } else {
+            a.rcv = b.rcv.clone();
+        }
+    }
+
     fn sample(&self, f: FlowId) -> Option<FlowSample> {
         let snd = &self.conns[f.idx()].snd;
         Some(FlowSample {

@@ -138,6 +138,15 @@ impl Protocol for Udp {
         false
     }
 
+    fn adopt(&mut self, other: &Self, f: FlowId, sender: bool) {
+        let (a, b) = (&mut self.flows[f.idx()], &other.flows[f.idx()]);
+        if sender {
+            a.sent = b.sent;
+        } else {
+            a.rcvd = b.rcvd;
+        }
+    }
+
     /// No timers.
     fn on_timer(&mut self, _f: FlowId, _h: &mut impl Host) {}
 }

@@ -18,6 +18,7 @@ mod golden;
 mod ideal;
 mod layout;
 mod nic;
+mod partition;
 mod pcap;
 mod pfabric;
 mod rdma;

@@ -286,9 +286,11 @@ pub struct Rdma<Q: QueuePair> {
     /// By `src · n_hosts + dst`, only the pairs that exchanged messages.
     pairs: std::collections::BTreeMap<usize, Pair>,
     n_hosts: usize,
-    sport_rng: RngStream,
-    /// The connections' random stream (MP-RDMA's path probing).
-    rng: RngStream,
+    /// The UDP source ports of new queue pairs, and the connections' draws (MP-RDMA's path
+    /// probing): one stream each for the run (FIFO kernel), or one per sending host (keyed
+    /// kernel: a host's draws depend on nothing another host does).
+    sport_rngs: Vec<RngStream>,
+    rngs: Vec<RngStream>,
     scratch: Vec<Wqe>,
     pub qps: Vec<Q>,
     /// Per connection slot: in use (a released slot's counters are in `released`).
@@ -353,14 +355,31 @@ impl<Q: QueuePair> Rdma<Q> {
             msgs,
             pairs: std::collections::BTreeMap::new(),
             n_hosts,
-            sport_rng: RngStream::new(seed, "rdma.sport"),
-            rng: RngStream::new(seed, "mprdma"),
+            sport_rngs: vec![RngStream::new(seed, "rdma.sport")],
+            rngs: vec![RngStream::new(seed, "mprdma")],
             scratch: Vec::new(),
             qps: Vec::new(),
             live: Vec::new(),
             released: QpTotals::default(),
             created: 0,
         }
+    }
+
+    /// Draws from one random stream per sending host from now on (the keyed kernel's
+    /// semantics): host `h`'s are the run's streams' child `h`.
+    pub fn per_host_streams(&mut self, seed: u64) {
+        let (a, b) = (
+            RngStream::new(seed, "rdma.sport"),
+            RngStream::new(seed, "mprdma"),
+        );
+        self.sport_rngs = (0..self.n_hosts as u64).map(|h| a.child(h)).collect();
+        self.rngs = (0..self.n_hosts as u64).map(|h| b.child(h)).collect();
+    }
+
+    /// The stream index of host `h`.
+    #[inline(always)]
+    fn stream(&self, h: u32) -> usize {
+        if self.rngs.len() == 1 { 0 } else { h as usize }
     }
 
     /// Whether each message has a connection of its own (`per_message`), which nothing else
@@ -434,8 +453,9 @@ impl<Q: QueuePair> Rdma<Q> {
     /// than uplinks the pairs still spread over all of them.
     fn choose_sport(&mut self, h: &impl Host, src: u32, dst: u32, path: Option<u32>) -> u16 {
         let key = self.key(src, dst);
+        let r = self.stream(src);
         let pair = self.pairs.entry(key).or_default();
-        let first = SPORT_BASE + (self.sport_rng.below(SPORTS as u64) as u16);
+        let first = SPORT_BASE + (self.sport_rngs[r].below(SPORTS as u64) as u16);
         let mut sport = first;
         let mut tried = 0;
         loop {
@@ -553,7 +573,12 @@ impl<Q: QueuePair> Rdma<Q> {
             self.spec.long_prio
         };
         let mtu = self.spec.params.mtu;
-        self.qps[qp.idx()].post(msg, bytes, prio, mtu, &mut self.rng);
+        let r = if self.rngs.len() == 1 {
+            0
+        } else {
+            m.src as usize
+        };
+        self.qps[qp.idx()].post(msg, bytes, prio, mtu, &mut self.rngs[r]);
     }
 
     /// A message arrives at its sender.
@@ -677,6 +702,7 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
     /// Fills `pkt` with the next packet of queue pair `f`, if it has one.
     #[inline]
     fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
+        let r = self.stream(h.flow(f).src);
         let Some(drained) = self.qps[f.idx()].emit(
             f,
             h,
@@ -684,7 +710,7 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
             &self.spec,
             &self.qp_params,
             &mut self.msgs,
-            &mut self.rng,
+            &mut self.rngs[r],
         ) else {
             return false;
         };
@@ -753,7 +779,8 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
             self.acked(h, w.msg, w.bytes, pkt.uid);
         }
         self.scratch = done;
-        self.qps[f.idx()].after_acks(&mut self.rng);
+        let r = self.stream(h.flow(f).src);
+        self.qps[f.idx()].after_acks(&mut self.rngs[r]);
         if any {
             let fl = h.flow(f);
             let (src, dst) = (fl.src, fl.dst);
@@ -764,9 +791,10 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
 
     /// Retransmission timeout of queue pair `f`.
     fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
+        let r = self.stream(h.flow(f).src);
         let q = &mut self.qps[f.idx()];
         if q.busy() {
-            q.on_timeout(&mut self.rng);
+            q.on_timeout(&mut self.rngs[r]);
             if let Some(rto) = q.rto(&self.spec) {
                 h.set_timer(f, h.now() + rto);
             }
@@ -787,6 +815,10 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
     /// The wire priority of the queue pair's next packet.
     fn next_prio(&mut self, f: FlowId, _fl: &Flow) -> Option<u8> {
         self.qps[f.idx()].next_prio()
+    }
+
+    fn adopt(&mut self, _other: &Self, _f: FlowId, _sender: bool) {
+        unreachable!("partitioned runs refuse RDMA transports")
     }
 
     /// Flow `f`'s sampled state for the time series (None: not a connection of this run).
