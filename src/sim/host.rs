@@ -310,6 +310,15 @@ impl Host for SimHost<'_> {
             .as_ref()
             .map_or_else(Default::default, |t| t.get(pkt))
     }
+    fn add_flow_at(&mut self, id: FlowId, mut flow: Flow) {
+        if id.idx() >= self.flows.len() {
+            let n = self.flows.len();
+            self.flows
+                .extend((n..=id.idx()).map(|i| Flow::placeholder(FlowId(i as u32))));
+        }
+        flow.id = id;
+        self.flows[id.idx()] = flow;
+    }
     fn add_flow(&mut self, mut flow: Flow) -> FlowId {
         // A retiring run's new connection takes its message's slot.
         match self.retire.as_mut().and_then(|r| r.slot.take()) {

@@ -523,6 +523,9 @@ impl Sim {
         );
         if s.keyed_ties {
             transport.per_host_streams(s.seed);
+            if !retiring {
+                transport.per_host_ids();
+            }
         }
         let total = match transport.messages() {
             _ if retiring && stream.is_some() => streamed,

@@ -142,8 +142,14 @@ impl Sim {
         let arrive = port.busy_until + port.delay;
         match &mut self.part {
             Some(part) if !part.owns(port.peer_node) => {
-                // The far end is another partition's: the packet goes to its wire there.
-                part.send_packet(p, arrive, port.stats.tx_pkts, *pkt, port.peer_node);
+                // The far end is another partition's: the packet goes to its wire there, with
+                // the telemetry it carries.
+                let int = self
+                    .telemetry
+                    .as_mut()
+                    .and_then(|t| t.take(pkt))
+                    .map(Box::new);
+                part.send_packet(p, arrive, port.stats.tx_pkts, *pkt, port.peer_node, int);
             }
             _ => {
                 if port.wire.is_empty() {

@@ -299,6 +299,15 @@ impl Sim {
         }
     }
 
+    /// Placeholder records up to flow `f` (see [`Flow::placeholder`]).
+    #[cold]
+    #[inline(never)]
+    pub(in crate::sim) fn grow_flows(&mut self, f: FlowId) {
+        let n = self.flows.len();
+        self.flows
+            .extend((n..=f.idx()).map(|i| Flow::placeholder(FlowId(i as u32))));
+    }
+
     /// Counts packet `pkt` dropped at egress port `out` of switch `sw`.
     pub(in crate::sim) fn count_drop(
         &mut self,
@@ -319,6 +328,10 @@ impl Sim {
         port.stats.drop_bytes += pkt.size as u64;
         self.cons.dropped_pkts += 1;
         self.cons.dropped_bytes += pkt.size as u64;
+        if pkt.flow.idx() >= self.flows.len() {
+            // A partitioned run: a connection another partition created (RDMA).
+            self.grow_flows(pkt.flow);
+        }
         self.flows[pkt.flow.idx()].stats.drops += 1;
         self.gone(pkt);
         self.transport.on_drop(pkt);

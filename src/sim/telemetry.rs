@@ -69,6 +69,21 @@ impl Telemetry {
         Self::slot_of(pkt).map_or_else(IntStack::default, |s| self.slots[s as usize])
     }
 
+    /// Takes the stack `pkt` carries and frees its slot (the packet leaves for another
+    /// partition's replica, which attaches it again: [`Telemetry::attach_stack`]).
+    pub fn take(&mut self, pkt: &Packet) -> Option<IntStack> {
+        let st = Self::slot_of(pkt).map(|s| self.slots[s as usize]);
+        self.release(pkt);
+        st
+    }
+
+    /// Gives `pkt` a slot holding `stack` (a packet from another partition).
+    pub fn attach_stack(&mut self, pkt: &mut Packet, stack: IntStack) {
+        self.attach(pkt);
+        let s = Self::slot_of(pkt).expect("attached");
+        self.slots[s as usize] = stack;
+    }
+
     /// Frees the slot `pkt` carries, if any.
     pub fn release(&mut self, pkt: &Packet) {
         if let Some(s) = Self::slot_of(pkt) {

@@ -28,8 +28,7 @@
 //! receiver half from its destination's, drops (counted where they happen) summed.
 //!
 //! Not yet: threads and processes (the partitions run one after another), and runs with
-//! delay attribution, packet traces, time series, the probe, in-band telemetry, RDMA or
-//! retiring; they are refused with a reason.
+//! delay attribution, packet traces, time series, the probe or retiring; they are refused with a reason.
 
 use super::*;
 use crate::engine::RngStream;
@@ -129,6 +128,8 @@ pub(in crate::sim) enum Remote {
         at: SimTime,
         index: u64,
         pkt: Packet,
+        /// The in-band telemetry it carries (runs with telemetry).
+        int: Option<Box<crate::net::int::IntStack>>,
     },
     /// An event under the key its sender gave it.
     Event {
@@ -155,6 +156,7 @@ impl Part {
         index: u64,
         pkt: Packet,
         to: NodeId,
+        int: Option<Box<crate::net::int::IntStack>>,
     ) {
         assert!(
             at >= self.window_end,
@@ -168,6 +170,7 @@ impl Part {
             at,
             index,
             pkt,
+            int,
         });
     }
 }
@@ -225,9 +228,13 @@ impl Sim {
                 link,
                 at,
                 index,
-                pkt,
+                mut pkt,
+                int,
                 ..
             } => {
+                if let (Some(t), Some(st)) = (&mut self.telemetry, int) {
+                    t.attach_stack(&mut pkt, *st);
+                }
                 let port = &mut self.net.ports[link.idx()];
                 if port.wire.is_empty() {
                     self.ev.push_arrival(at, link, index);
@@ -309,11 +316,6 @@ impl Windowed {
             ),
             (first.pcap.is_some(), "packet traces ([pcap])"),
             (first.sampler.is_some(), "time series ([timeseries])"),
-            (
-                first.telemetry.is_some(),
-                "in-band telemetry (HPCC, PowerTCP)",
-            ),
-            (first.msg_units, "RDMA transports"),
             (first.retire.is_some(), "flow release (retiring)"),
         ];
         if let Some((_, what)) = refuse.iter().find(|(on, _)| *on) {
@@ -446,6 +448,29 @@ impl Windowed {
             let (owner, parts) = (&self.map.owner, &self.parts);
             let mut reach = std::collections::HashMap::new();
             let mut any = false;
+            if parts[0].msg_units {
+                for (i, m) in parts[0]
+                    .transport
+                    .messages()
+                    .unwrap_or(&[])
+                    .iter()
+                    .enumerate()
+                {
+                    let s = owner[m.src as usize] as usize;
+                    let snd = &parts[s].transport.messages().expect("RDMA")[i];
+                    if (m.order as usize) >= parts[s].next_start || snd.finish.is_some() {
+                        continue;
+                    }
+                    let ok = *reach
+                        .entry((m.src, m.dst))
+                        .or_insert_with(|| parts[0].net.reachable(m.src, m.dst));
+                    if ok {
+                        return None;
+                    }
+                    any = true;
+                }
+                return any.then_some(EndReason::Unreachable);
+            }
             for f in 0..parts[0].flows.len() {
                 let fl = &parts[0].flows[f];
                 let (s, d) = (
@@ -521,30 +546,81 @@ fn merge(parts: Vec<Sim>, map: &PartitionMap) -> Sim {
             std::mem::swap(&mut base.net.switches[s], &mut rest[k - 1].net.switches[s]);
         }
     }
-    for f in 0..base.flows.len() {
-        let (src, dst) = (
-            owner[base.flows[f].src as usize] as usize,
-            owner[base.flows[f].dst as usize] as usize,
-        );
-        let drops: u64 =
-            base.flows[f].stats.drops + rest.iter().map(|o| o.flows[f].stats.drops).sum::<u64>();
+    // Flows (RDMA: connections, numbered by sending host, which other replicas may lack).
+    let n_flows = std::iter::once(&*base)
+        .chain(rest.iter())
+        .map(|s| s.flows.len())
+        .max()
+        .unwrap_or(0);
+    let n = base.flows.len();
+    base.flows
+        .extend((n..n_flows).map(|i| Flow::placeholder(FlowId(i as u32))));
+    for f in 0..n_flows {
+        let Some((src, dst)) = std::iter::once(&*base)
+            .chain(rest.iter())
+            .filter_map(|s| s.flows.get(f))
+            .find(|x| !x.is_placeholder())
+            .map(|x| {
+                (
+                    owner[x.src as usize] as usize,
+                    owner[x.dst as usize] as usize,
+                )
+            })
+        else {
+            continue;
+        };
+        let drops: u64 = std::iter::once(&*base)
+            .chain(rest.iter())
+            .filter_map(|s| s.flows.get(f))
+            .map(|x| x.stats.drops)
+            .sum();
         let id = FlowId(f as u32);
         let rcv = match dst {
             0 => base.flows[f].clone(),
-            k => rest[k - 1].flows[f].clone(),
+            k => rest[k - 1]
+                .flows
+                .get(f)
+                .cloned()
+                .unwrap_or(Flow::placeholder(id)),
         };
         if src > 0 {
             base.flows[f] = rest[src - 1].flows[f].clone();
-            base.transport.adopt(&rest[src - 1].transport, id, true);
+            base.transport.adopt(&mut rest[src - 1].transport, id, true);
         }
         if dst > 0 {
-            base.transport.adopt(&rest[dst - 1].transport, id, false);
+            base.transport
+                .adopt(&mut rest[dst - 1].transport, id, false);
         }
         let fl = &mut base.flows[f];
         fl.rcv_finish = rcv.rcv_finish;
         fl.finish = fl.finish.or(rcv.finish);
         fl.stats.ce_rcvd = rcv.stats.ce_rcvd;
         fl.stats.drops = drops;
+    }
+    // RDMA messages: the sender's half from its source's partition, the receiver's from its
+    // destination's; what every partition counted, summed.
+    let ends: Vec<(usize, usize)> = base.transport.messages().map_or(Vec::new(), |m| {
+        m.iter()
+            .map(|m| {
+                (
+                    owner[m.src as usize] as usize,
+                    owner[m.dst as usize] as usize,
+                )
+            })
+            .collect()
+    });
+    for (m, &(src, dst)) in ends.iter().enumerate() {
+        if src > 0 {
+            base.transport
+                .adopt_message(&mut rest[src - 1].transport, m, true);
+        }
+        if dst > 0 {
+            base.transport
+                .adopt_message(&mut rest[dst - 1].transport, m, false);
+        }
+    }
+    for o in rest.iter() {
+        base.transport.add_counts(&o.transport);
     }
     for o in rest.iter() {
         base.cons.sent_pkts += o.cons.sent_pkts;
@@ -560,6 +636,12 @@ fn merge(parts: Vec<Sim>, map: &PartitionMap) -> Sim {
         base.started += o.started;
         // The run's own events were handled by every partition: counted once.
         base.events_elsewhere += o.ev.popped() - o.run_events;
+    }
+    if let Some(t) = &mut base.telemetry {
+        t.live += rest
+            .iter()
+            .map(|o| o.telemetry.as_ref().map_or(0, |t| t.live))
+            .sum::<usize>();
     }
     base.part = None;
     parts.swap_remove(0)

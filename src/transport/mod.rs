@@ -82,9 +82,13 @@ pub trait Protocol {
     fn sample(&self, _f: FlowId) -> Option<FlowSample> {
         None
     }
+    /// A partitioned run's merge: message `m`'s half, from `other` (RDMA).
+    fn adopt_message(&mut self, _other: &mut Self, _m: usize, _sender: bool) {}
+    /// A partitioned run's merge: what `other` counted of the whole run.
+    fn add_counts(&mut self, _other: &Self) {}
     /// A partitioned run's merge: flow `f`'s sender half (`sender`) or receiver half, from
     /// `other`, the replica that handled that end (see `sim::window`).
-    fn adopt(&mut self, other: &Self, f: FlowId, sender: bool)
+    fn adopt(&mut self, other: &mut Self, f: FlowId, sender: bool)
     where
         Self: Sized;
 }
@@ -126,6 +130,9 @@ pub trait Host {
     fn uplink_for(&self, src: u32, dst: u32, proto: u8, sport: u16, dport: u16) -> (usize, usize);
     /// Adds a flow (an RDMA queue pair created on demand) and returns its id.
     fn add_flow(&mut self, flow: Flow) -> FlowId;
+    /// Adds a flow under id `id` (unused until now; the slots below it that are not in use
+    /// hold placeholders, [`Flow::placeholder`]).
+    fn add_flow_at(&mut self, id: FlowId, flow: Flow);
     /// The in-band telemetry a packet carries (empty in runs without telemetry).
     fn telemetry(&self, pkt: &Packet) -> cc::IntStack;
 }
@@ -188,6 +195,42 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// The record of a slot no flow uses (yet): endpoints `u32::MAX`, never started.
+    pub fn placeholder(id: FlowId) -> Flow {
+        Flow {
+            id,
+            ext_id: u32::MAX,
+            src: u32::MAX,
+            dst: u32::MAX,
+            size: 0,
+            start: SimTime::ZERO,
+            deadline: None,
+            rel_deadline: None,
+            tag: crate::workload::FlowTag::Flow,
+            group: u32::MAX,
+            deadline_class: None,
+            sport: 0,
+            dport: 0,
+            prio: 0,
+            ack_prio: 0,
+            nic_class: 0,
+            started: false,
+            finish: None,
+            rcv_finish: None,
+            in_ready: false,
+            timer: LazyTimer::IDLE,
+            pace: LazyTimer::IDLE,
+            stats: FlowStats::default(),
+            order: u32::MAX,
+            in_net: 0,
+        }
+    }
+
+    /// Whether this is a slot no flow uses ([`Flow::placeholder`]).
+    pub fn is_placeholder(&self) -> bool {
+        self.src == u32::MAX
+    }
+
     /// A flow that has not started, with no timer armed.
     pub fn new(id: FlowId, spec: &FlowSpec, prio: u8, ack_prio: u8) -> Flow {
         Flow {
@@ -500,9 +543,27 @@ impl Transport {
 
     /// A partitioned run's merge: flow `f`'s sender half (`sender`) or receiver half from
     /// `from`, the replica of the partition that handled that end.
-    pub fn adopt(&mut self, from: &Transport, f: FlowId, sender: bool) {
+    pub fn adopt(&mut self, from: &mut Transport, f: FlowId, sender: bool) {
         each_pair!(self, from, a, b => a.adopt(b, f, sender),
             unreachable!("replicas of one run have one transport"))
+    }
+
+    /// A partitioned run's merge, RDMA: message `m`'s sender half (`sender`) or receiver
+    /// half from `from`.
+    pub fn adopt_message(&mut self, from: &mut Transport, m: usize, sender: bool) {
+        each_pair!(self, from, a, b => a.adopt_message(b, m, sender), ())
+    }
+
+    /// A partitioned run's merge: adds what `from` counted of the whole run (RDMA: queue
+    /// pairs created, messages' drops).
+    pub fn add_counts(&mut self, from: &Transport) {
+        each_pair!(self, from, a, b => a.add_counts(b), ())
+    }
+
+    /// Keyed kernel, every flow kept: RDMA queue pairs are numbered by sending host (host
+    /// `h`'s `k`-th is the `k`-th id of its range), not in the order the run created them.
+    pub fn per_host_ids(&mut self) {
+        with_rdma!(self, r => r.per_host_ids(), ())
     }
 
     /// Keyed kernel: the transport's random draws come from one stream per sending host

@@ -893,12 +893,12 @@ impl<C: WindowCc> Protocol for Tcp<C> {
         }
     }
 
-    fn adopt(&mut self, other: &Self, f: FlowId, sender: bool) {
-        let (a, b) = (&mut self.conns[f.idx()], &other.conns[f.idx()]);
+    fn adopt(&mut self, other: &mut Self, f: FlowId, sender: bool) {
+        let (a, b) = (&mut self.conns[f.idx()], &mut other.conns[f.idx()]);
         if sender {
-            a.snd = b.snd.clone();
+            std::mem::swap(&mut a.snd, &mut b.snd);
         } else {
-            a.rcv = b.rcv.clone();
+            std::mem::swap(&mut a.rcv, &mut b.rcv);
         }
     }
 

@@ -138,7 +138,7 @@ impl Protocol for Udp {
         false
     }
 
-    fn adopt(&mut self, other: &Self, f: FlowId, sender: bool) {
+    fn adopt(&mut self, other: &mut Self, f: FlowId, sender: bool) {
         let (a, b) = (&mut self.flows[f.idx()], &other.flows[f.idx()]);
         if sender {
             a.sent = b.sent;

@@ -5,12 +5,22 @@
 //! Compared: every output the golden tests hash (`golden::golden_outputs`: tables, FCTs,
 //! per-port and per-switch records, summaries, and the manifests' outcome: end reason,
 //! events, packet-hops, end time, conservation), for the golden configs the windowed kernel
-//! runs so far (no delay attribution, packet traces, time series or RDMA yet).
+//! runs so far (no delay attribution, packet traces or time series yet).
 
 use crate::golden::golden_outputs;
 
-/// Golden configs a partitioned run supports today.
-const SUPPORTED: &[&str] = &["fat_tree", "partition_aggregate", "end_when", "failures"];
+/// Golden configs a partitioned run supports today, with what they need set to run
+/// partitioned (attribution off, and its figure with it).
+const SUPPORTED: &[(&str, &[&str])] = &[
+    ("fat_tree", &[]),
+    ("partition_aggregate", &[]),
+    ("end_when", &[]),
+    ("failures", &[]),
+    ("rdma_pfc", &[]),
+    ("hpcc_file", &[]),
+    ("incast_ties", &[]),
+    ("gpmp", &["--set", "plot=[]"]),
+];
 
 /// Partition counts and maps: round robin over the switches (seed 0) and seeded random.
 const SPLITS: &[(u32, u64)] = &[(2, 0), (3, 7), (5, 0), (8, 11)];
@@ -23,14 +33,16 @@ fn partitioned_runs_give_the_sequential_bytes() {
         "--set",
         "metrics.attribution=false",
     ];
-    for name in SUPPORTED {
-        let seq = golden_outputs(name, &keyed);
+    for (name, extra) in SUPPORTED {
+        let mut base = keyed.to_vec();
+        base.extend(extra.iter());
+        let seq = golden_outputs(name, &base);
         for &(p, seed) in SPLITS {
             let (p, seed) = (
                 format!("run.partitions={p}"),
                 format!("run.partition_seed={seed}"),
             );
-            let mut args = keyed.to_vec();
+            let mut args = base.clone();
             args.extend(["--set", &p, "--set", &seed]);
             let par = golden_outputs(name, &args);
             assert_eq!(

@@ -200,6 +200,9 @@ pub trait QueuePair: Sized {
     }
     fn sample(&self, p: &Self::Params) -> FlowSample;
     fn add_totals(&self, p: &Self::Params, t: &mut QpTotals);
+    /// Swaps the receiving halves of two replicas of one connection (a partitioned run's
+    /// merge; every counter of [`QueuePair::add_totals`] is the sender's).
+    fn swap_receiver(&mut self, other: &mut Self);
 }
 
 /// What an acknowledgement did at the sender.
@@ -299,6 +302,9 @@ pub struct Rdma<Q: QueuePair> {
     released: QpTotals,
     /// Connections created so far.
     created: u64,
+    /// Keyed kernel, every message kept: each sending host's range of connection ids (its
+    /// first, and the next it gives), so that a connection's id depends on its host only.
+    qp_ids: Option<(Vec<u32>, Vec<u32>)>,
 }
 
 impl Msg {
@@ -362,7 +368,31 @@ impl<Q: QueuePair> Rdma<Q> {
             live: Vec::new(),
             released: QpTotals::default(),
             created: 0,
+            qp_ids: None,
         }
+    }
+
+    /// Numbers connections by sending host from now on (see [`Transport::per_host_ids`]):
+    /// host `h`'s range holds as many ids as it can create, one per message with a
+    /// connection per message, else one per queue pair of each host pair it sends to.
+    pub fn per_host_ids(&mut self) {
+        let mut need = vec![0u32; self.n_hosts];
+        let per_pair = sched::pair_layout(self.spec.sched).len() as u32;
+        let mut pairs = std::collections::BTreeSet::new();
+        for m in &self.msgs {
+            if self.per_message() {
+                need[m.src as usize] += 1;
+            } else if pairs.insert((m.src, m.dst)) {
+                need[m.src as usize] += per_pair;
+            }
+        }
+        let mut base = Vec::with_capacity(self.n_hosts);
+        let mut next = 0u32;
+        for n in &need {
+            base.push(next);
+            next += n;
+        }
+        self.qp_ids = Some((base.clone(), base));
     }
 
     /// Draws from one random stream per sending host from now on (the keyed kernel's
@@ -501,7 +531,7 @@ impl<Q: QueuePair> Rdma<Q> {
     ) -> FlowId {
         let sport = self.choose_sport(h, src, dst, path);
         let line = h.line_rate(src).bps() as f64;
-        let id = h.add_flow(Flow {
+        let flow = Flow {
             id: FlowId(u32::MAX),
             ext_id: u32::MAX,
             src,
@@ -527,19 +557,18 @@ impl<Q: QueuePair> Rdma<Q> {
             stats: FlowStats::default(),
             order: u32::MAX,
             in_net: 0,
-        });
+        };
+        let id = match &mut self.qp_ids {
+            Some((_, next)) => {
+                let id = FlowId(next[src as usize]);
+                next[src as usize] += 1;
+                h.add_flow_at(id, flow);
+                id
+            }
+            None => h.add_flow(flow),
+        };
         let q = Q::create(line, &self.spec, &self.qp_params);
-        match id.idx().cmp(&self.qps.len()) {
-            std::cmp::Ordering::Less => {
-                self.qps[id.idx()] = q;
-                self.live[id.idx()] = true;
-            }
-            std::cmp::Ordering::Equal => {
-                self.qps.push(q);
-                self.live.push(true);
-            }
-            std::cmp::Ordering::Greater => panic!("RDMA flows are its connections"),
-        }
+        self.put_qp(id, q, line);
         self.created += 1;
         if !self.per_message() {
             // A pair's queue pairs, for the schedulers that reuse them (a queue pair per
@@ -548,6 +577,35 @@ impl<Q: QueuePair> Rdma<Q> {
             self.pairs.entry(key).or_default().qps.push(id);
         }
         id
+    }
+
+    /// Puts connection `q` in slot `id`: one past the last, a released one's, or (connections
+    /// numbered by host) any, the slots below it not in use holding placeholders.
+    fn put_qp(&mut self, id: FlowId, q: Q, line: f64) {
+        let i = id.idx();
+        if i >= self.qps.len() {
+            let (spec, p) = (&self.spec, &self.qp_params);
+            self.qps.resize_with(i + 1, || Q::create(line, spec, p));
+            self.live.resize(i + 1, false);
+        }
+        self.qps[i] = q;
+        self.live[i] = true;
+    }
+
+    /// A partitioned run: the receiving end of connection `pkt.flow`, which another
+    /// partition's replica created, takes form here as its first packet arrives (the
+    /// receiving half starts the same wherever it is created).
+    #[cold]
+    #[inline(never)]
+    fn receiver_end(&mut self, h: &mut impl Host, pkt: &Packet) {
+        let line = h.line_rate(pkt.src).bps() as f64;
+        let mut fl = Flow::placeholder(pkt.flow);
+        fl.src = pkt.src;
+        fl.dst = pkt.dst;
+        fl.ack_prio = self.spec.params.ack_prio;
+        h.add_flow_at(pkt.flow, fl);
+        let q = Q::create(line, &self.spec, &self.qp_params);
+        self.put_qp(pkt.flow, q, line);
     }
 
     /// Queue pair `i` of the pair, creating the pair's QPs on first use.
@@ -736,6 +794,9 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
 
     /// A data packet of queue pair `pkt.flow` arrives at its destination.
     fn on_data(&mut self, h: &mut impl Host, pkt: &Packet) -> Rx {
+        if !self.live.get(pkt.flow.idx()).copied().unwrap_or(false) {
+            self.receiver_end(h, pkt);
+        }
         Rx {
             reply: self.qps[pkt.flow.idx()].on_data(
                 h,
@@ -817,8 +878,46 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
         self.qps[f.idx()].next_prio()
     }
 
-    fn adopt(&mut self, _other: &Self, _f: FlowId, _sender: bool) {
-        unreachable!("partitioned runs refuse RDMA transports")
+    fn adopt(&mut self, other: &mut Self, f: FlowId, sender: bool) {
+        let i = f.idx();
+        if other.live.get(i).copied() != Some(true) {
+            return;
+        }
+        if self.qps.len() <= i {
+            let (spec, p) = (&self.spec, &self.qp_params);
+            let q = Q::create(0.0, spec, p);
+            self.put_qp(f, q, 0.0);
+            self.live[i] = false;
+        }
+        if sender {
+            // The sender's half, with its counters; the receiver's stays.
+            std::mem::swap(&mut self.qps[i], &mut other.qps[i]);
+            self.qps[i].swap_receiver(&mut other.qps[i]);
+            self.live[i] = true;
+        } else {
+            self.qps[i].swap_receiver(&mut other.qps[i]);
+        }
+    }
+
+    fn adopt_message(&mut self, other: &mut Self, m: usize, sender: bool) {
+        let (a, b) = (&mut self.msgs[m], &other.msgs[m]);
+        if sender {
+            a.unposted = b.unposted;
+            a.unacked = b.unacked;
+            a.finish = b.finish;
+            a.retx = b.retx;
+        } else {
+            a.rcvd = b.rcvd;
+            a.rcv_finish = b.rcv_finish;
+            a.ce = b.ce;
+        }
+    }
+
+    fn add_counts(&mut self, other: &Self) {
+        self.created += other.created;
+        for (a, b) in self.msgs.iter_mut().zip(&other.msgs) {
+            a.drops += b.drops;
+        }
     }
 
     /// Flow `f`'s sampled state for the time series (None: not a connection of this run).

@@ -546,6 +546,10 @@ impl QueuePair for MpQp {
         }
     }
 
+    fn swap_receiver(&mut self, other: &mut Self) {
+        std::mem::swap(&mut self.rcv, &mut other.rcv);
+    }
+
     fn add_totals(&self, _: &MpParams, t: &mut QpTotals) {
         t.timeouts += self.snd.timeouts;
     }

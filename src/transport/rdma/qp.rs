@@ -663,6 +663,10 @@ impl<R: RateCc> QueuePair for RcQp<R> {
         }
     }
 
+    fn swap_receiver(&mut self, other: &mut Self) {
+        std::mem::swap(&mut self.rcv, &mut other.rcv);
+    }
+
     fn add_totals(&self, cc: &R, t: &mut QpTotals) {
         let (cnps, decreases) = cc.counters(&self.rate);
         t.timeouts += self.snd.timeouts;
