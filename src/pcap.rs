@@ -130,7 +130,15 @@ pub struct PcapWriter {
     /// Packets captured, and whether the size cap cut the trace short.
     pub packets: u64,
     pub truncated: bool,
+    /// A partition's replica in a partitioned run: the captures selected, with their event's
+    /// key and place in the event, to be written in the run's order once merged.
+    deferred: Option<Vec<Deferred>>,
+    /// The key of the last deferred capture's event, and how many it captured.
+    last_key: (SimTime, u64, u32),
 }
+
+/// A capture waiting for the merge: `(time, tie, index within its event, packet)`.
+pub type Deferred = (SimTime, u64, u32, Packet);
 
 impl PcapWriter {
     pub fn new(cfg: &PcapConfig, proto: Proto, n_nodes: usize) -> Self {
@@ -171,6 +179,31 @@ impl PcapWriter {
             full: cfg.full_frames.unwrap_or(proto == Proto::Rdma),
             packets: 0,
             truncated: false,
+            deferred: None,
+            last_key: (SimTime::MAX, 0, 0),
+        }
+    }
+
+    /// Keeps the captures for a merge instead of writing them (a partitioned run's replica).
+    pub fn defer(&mut self) {
+        self.deferred = Some(Vec::new());
+    }
+
+    /// The deferred captures (empty when not deferring).
+    pub fn take_deferred(&mut self) -> Vec<Deferred> {
+        self.deferred
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Writes the captures of every partition, merged into the run's order: by time, by
+    /// their event's tie, and by their order within the event.
+    pub fn write_merged(&mut self, mut caps: Vec<Deferred>) {
+        self.deferred = None;
+        caps.sort_unstable_by_key(|c| (c.0, c.1, c.2));
+        for (t, _, _, pkt) in caps {
+            self.record(t, &pkt);
         }
     }
 
@@ -179,15 +212,25 @@ impl PcapWriter {
         &self.buf
     }
 
-    /// Records `pkt` starting transmission at `now` from node `node`, if selected.
+    /// Records `pkt` starting transmission at `now` from node `node`, if selected, during the
+    /// event of tie key `tie`.
     #[inline]
-    pub fn capture(&mut self, now: SimTime, node: usize, pkt: &Packet) {
+    pub fn capture(&mut self, now: SimTime, tie: u64, node: usize, pkt: &Packet) {
         if now < self.start || now > self.end || !self.nodes[node] {
             return;
         }
         if let Some(f) = &self.flows
             && !f.get(pkt.flow.idx()).copied().unwrap_or(false)
         {
+            return;
+        }
+        if let Some(d) = &mut self.deferred {
+            let n = match self.last_key {
+                (t, k, n) if t == now && k == tie => n + 1,
+                _ => 0,
+            };
+            self.last_key = (now, tie, n);
+            d.push((now, tie, n, *pkt));
             return;
         }
         self.record(now, pkt);
@@ -349,7 +392,7 @@ mod tests {
     #[test]
     fn record_layout_and_fields() {
         let mut w = PcapWriter::new(&PcapConfig::default(), Proto::Tcp, 4);
-        w.capture(SimTime(1_500_000_000_123_456), 0, &pkt(PktKind::Data));
+        w.capture(SimTime(1_500_000_000_123_456), 0, 0, &pkt(PktKind::Data));
         let b = w.bytes();
         assert_eq!(&b[0..4], &0xa1b2_3c4du32.to_le_bytes());
         let r = &b[GLOBAL_HEADER..];
@@ -379,15 +422,15 @@ mod tests {
         };
         let mut w = PcapWriter::new(&cfg, Proto::Tcp, 4);
         let p = pkt(PktKind::Data);
-        w.capture(SimTime(15), 1, &p); // other node
-        w.capture(SimTime(5), 2, &p); // before the window
-        w.capture(SimTime(25), 2, &p); // after it
+        w.capture(SimTime(15), 0, 1, &p); // other node
+        w.capture(SimTime(5), 0, 2, &p); // before the window
+        w.capture(SimTime(25), 0, 2, &p); // after it
         let mut q = p;
         q.flow = FlowId(8);
-        w.capture(SimTime(15), 2, &q); // other flow
+        w.capture(SimTime(15), 0, 2, &q); // other flow
         assert_eq!(w.packets, 0);
         for _ in 0..3 {
-            w.capture(SimTime(15), 2, &p);
+            w.capture(SimTime(15), 0, 2, &p);
         }
         assert_eq!(w.packets, 2);
         assert!(w.truncated);
@@ -401,8 +444,8 @@ mod tests {
             ..Default::default()
         };
         let mut w = PcapWriter::new(&cfg, Proto::Rdma, 4);
-        w.capture(SimTime::ZERO, 0, &pkt(PktKind::Data));
-        w.capture(SimTime::ZERO, 0, &pkt(PktKind::Nack));
+        w.capture(SimTime::ZERO, 0, 0, &pkt(PktKind::Data));
+        w.capture(SimTime::ZERO, 0, 0, &pkt(PktKind::Nack));
         let b = w.bytes();
         let f = &b[GLOBAL_HEADER + 16..];
         assert_eq!(u16::from_be_bytes([f[36], f[37]]), ROCE_PORT);

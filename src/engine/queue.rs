@@ -98,8 +98,9 @@ pub struct EventQueue<E> {
     len: usize,
     seq: u64,
     popped: u64,
-    /// Time of the last popped event (nothing may be pushed before it).
+    /// Time and tie of the last popped event (nothing may be pushed before it).
     last: u64,
+    last_tie: u64,
     /// Fed by `push_tie` (caller-given ties) rather than `push` (FIFO ties).
     keyed: bool,
 }
@@ -126,6 +127,7 @@ impl<E: Copy> EventQueue<E> {
             seq: 0,
             popped: 0,
             last: 0,
+            last_tie: 0,
             keyed: false,
         }
     }
@@ -318,6 +320,7 @@ impl<E: Copy> EventQueue<E> {
         self.len -= 1;
         self.popped += 1;
         self.last = t;
+        self.last_tie = k as u64;
         Some((SimTime(t), ev))
     }
 
@@ -344,6 +347,11 @@ impl<E: Copy> EventQueue<E> {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The tie key of the last popped event.
+    pub fn last_tie(&self) -> u64 {
+        self.last_tie
     }
 
     /// Number of events popped so far (the run's "events processed").

@@ -186,6 +186,12 @@ pub fn execute_with(
     crate::provenance::inputs_unchanged(base, &plan.identity)?;
     let mut r = collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)?;
     r.totals.sawtooth = sawtooth;
+    take_observed(&mut sim, &mut r);
+    Ok(r)
+}
+
+/// Moves what a finished run observed (packet trace, time series) into its result.
+fn take_observed(sim: &mut Sim, r: &mut RunResult) {
     if let Some(w) = sim.pcap.take() {
         r.pcap = Some(PcapSummary {
             packets: w.packets,
@@ -204,7 +210,6 @@ pub fn execute_with(
         });
         r.timeseries_csv = Some([sp.queues, sp.links, sp.flows_csv]);
     }
-    Ok(r)
 }
 
 /// Executes one run split into `[run] partitions` partitions (the windowed kernel,
@@ -228,10 +233,12 @@ fn execute_partitioned(
     let map = crate::sim::window::PartitionMap::new(&parts[0].net, n, cfg.run.partition_seed)?;
     let mut w = crate::sim::window::Windowed::new(parts, map, plan.seed)?;
     let end_reason = w.run();
-    let sim = w.into_sim();
+    let mut sim = w.into_sim();
     crate::provenance::inputs_unchanged(base, &plan.identity)?;
     let rec = Recorder::new(&sim, plan, cfg);
-    collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)
+    let mut r = collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)?;
+    take_observed(&mut sim, &mut r);
+    Ok(r)
 }
 
 /// Runs the sawtooth probe over the warm-up and sampling window (see [`crate::probe`]).

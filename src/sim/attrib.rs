@@ -149,7 +149,7 @@ impl Journey {
 /// (3) an acknowledgement's copy of its data packet's journey.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
-struct Trace {
+pub struct Trace {
     journey: Journey,
     /// Acknowledgement: wait in the receiver NIC.
     rcv_wait: u64,
@@ -279,6 +279,26 @@ pub struct Attrib {
     /// Units are flows whose waits for the NIC are reported ([`Attrib::wait`]): `nic_hol`
     /// counts only those.
     pub track_waits: bool,
+    /// A partitioned run's replica: every loss, `(unit, its event's key, sent)`, and every
+    /// finish's inputs to the sender/recovery split by unit, so that the merge can take
+    /// the losses other partitions saw before the finish into account ([`Attrib::merge`]).
+    losses: Option<Vec<Loss>>,
+    finishes: Vec<Option<Finish>>,
+}
+
+/// A loss seen by a partitioned run's replica: the unit, the key of the event that lost the
+/// packet, and when the packet was sent.
+pub type Loss = (u32, (SimTime, u64), SimTime);
+
+/// What the split between `sender` and `recovery` of a finished unit depends on.
+#[derive(Clone, Copy, Debug)]
+struct Finish {
+    /// The finishing event's key.
+    key: (SimTime, u64),
+    /// The critical data packet's transmission, and the sender-side time before it that
+    /// the transport held the unit back (`sender + recovery`, before the remainder).
+    tx: SimTime,
+    transport: u64,
 }
 
 impl Attrib {
@@ -294,7 +314,64 @@ impl Attrib {
             units: vec![Unit::default(); n_units],
             results: vec![None; n_units],
             track_waits: false,
+            losses: None,
+            finishes: Vec::new(),
         }
+    }
+
+    /// Keeps what a partitioned run's merge needs (see [`Attrib::merge`]).
+    pub fn for_partition(&mut self) {
+        self.losses = Some(Vec::new());
+        self.finishes = vec![None; self.units.len()];
+    }
+
+    /// Takes the record of the packet with uid `uid` out (it leaves for another partition's
+    /// replica, which gives it a uid there: [`Attrib::put_trace`]).
+    pub fn take_trace(&mut self, uid: u32) -> Option<Box<Trace>> {
+        (uid != 0).then(|| {
+            let t = Box::new(self.traces[uid as usize]);
+            self.release(uid);
+            t
+        })
+    }
+
+    /// Takes in the record of a packet from another partition: its uid here.
+    pub fn put_trace(&mut self, t: &Trace) -> u32 {
+        let id = self.alloc();
+        self.traces[id as usize] = *t;
+        id
+    }
+
+    /// A partitioned run's merge of unit `u`'s result, taken from the replica that finished
+    /// it (`self`): the losses every replica saw (`logs`) before the finish count towards
+    /// the first loss, which splits the time the transport held the unit back between
+    /// `sender` and `recovery` as at the finish.
+    pub fn merged_result(&self, u: usize, logs: &[&[Loss]]) -> Option<Attribution> {
+        let mut r = self.results.get(u).copied().flatten()?;
+        let Some(Some(f)) = self.finishes.get(u) else {
+            return Some(r);
+        };
+        let first = logs
+            .iter()
+            .flat_map(|l| l.iter())
+            .filter(|(v, key, _)| *v as usize == u && *key < f.key)
+            .map(|x| x.2)
+            .min()
+            .unwrap_or(SimTime::MAX);
+        let recovery = if first < f.tx {
+            (f.tx.0 - first.0).min(f.transport)
+        } else {
+            0
+        };
+        let held = r.sender + r.recovery;
+        r.recovery = recovery;
+        r.sender = held - recovery;
+        Some(r)
+    }
+
+    /// The loss log of a partitioned run's replica (empty otherwise).
+    pub fn losses(&self) -> &[Loss] {
+        self.losses.as_deref().unwrap_or(&[])
     }
 
     /// Serialization time port `port` started at priorities below `prio` (higher numbers).
@@ -500,11 +577,18 @@ impl Attrib {
         }
     }
 
-    /// A data packet of unit `u` with NIC transmission time `sent` was lost.
-    pub fn lost(&mut self, uid: u32, u: Option<usize>, sent: SimTime) {
+    /// A data packet of unit `u` with NIC transmission time `sent` was lost, during the
+    /// event of key `key`.
+    pub fn lost(&mut self, uid: u32, u: Option<usize>, sent: SimTime, key: (SimTime, u64)) {
         if let Some(u) = u {
+            if u >= self.units.len() {
+                self.units.resize(u + 1, Unit::default());
+            }
             let unit = &mut self.units[u];
             unit.first_loss = unit.first_loss.min(sent);
+            if let Some(l) = &mut self.losses {
+                l.push((u as u32, key, sent));
+            }
         }
         self.release(uid);
     }
@@ -531,7 +615,7 @@ impl Attrib {
     /// Unit `u` finished at `now` with the arrival of acknowledgement `uid` (or, `udp`, of
     /// the data packet `uid`). Records its attribution; the record stays for other units the
     /// same packet completes (release it afterwards).
-    pub fn finish(&mut self, u: usize, uid: u32, now: SimTime, udp: bool) {
+    pub fn finish(&mut self, u: usize, uid: u32, now: SimTime, udp: bool, key: (SimTime, u64)) {
         if uid == 0 {
             return;
         }
@@ -604,6 +688,12 @@ impl Attrib {
         } else {
             0
         };
+        if self.losses.is_some() {
+            if self.finishes.len() <= u {
+                self.finishes.resize(u + 1, None);
+            }
+            self.finishes[u] = Some(Finish { key, tx, transport });
+        }
         let mut r = Attribution {
             sender: transport - recovery,
             recovery,
@@ -675,7 +765,7 @@ mod tests {
         a.enqueue(ack, SimTime(119), 0, 3, 0);
         a.dequeue(ack, SimTime(119), 0, 3, 0);
         a.hop(ack, SimTime(2), SimTime(5)); // arrives 126
-        a.finish(0, ack, SimTime(126), false);
+        a.finish(0, ack, SimTime(126), false, (SimTime(126), 0));
         let r = a.results[0].unwrap();
         assert_eq!(r.total(), 126);
         assert_eq!(r.nic_hol, 40);

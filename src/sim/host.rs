@@ -274,7 +274,8 @@ impl Host for SimHost<'_> {
         tag: crate::workload::FlowTag,
     ) {
         if let Some(a) = self.attrib {
-            a.finish(unit, uid, self.now, receiver_side);
+            let key = self.ev.current_key(self.now);
+            a.finish(unit, uid, self.now, receiver_side, key);
         }
         *self.finished += 1;
         if let Some(r) = self.retire {

@@ -69,6 +69,37 @@ fn port_node_idx(net: &Network, p: PortId) -> usize {
     net.ports[p.idx()].node.idx()
 }
 
+/// Takes the time-series sample due at `sp.next` (the state just before that instant's
+/// events): every selected port's queues and counters (`port`), every selected flow's
+/// transport state (`flow`; None: not sampled, e.g. not created yet), then schedules the next.
+pub(in crate::sim) fn sample_state<'a>(
+    sp: &mut timeseries::Sampler,
+    port: impl Fn(usize) -> &'a Port,
+    mut flow: impl FnMut(u32) -> Option<crate::transport::FlowSample>,
+) {
+    let t = sp.next;
+    for i in 0..sp.ports.len() {
+        let p = sp.ports[i];
+        let port = port(p);
+        let node = port.node.0;
+        for q in 0..port.nq() {
+            let v = (
+                crate::units::Bytes(port.queues[q].bytes),
+                port.paused & (1 << q) != 0,
+            );
+            sp.queue(t, i, q, p, node, v);
+        }
+        let (tx, busy) = (port.stats.tx_bytes, port.busy_through(t));
+        sp.link(t, i, p, node, tx, busy);
+    }
+    for i in 0..sp.flows.len() {
+        if let Some(s) = flow(sp.flows[i]) {
+            sp.flow(t, i, s);
+        }
+    }
+    sp.advance(t);
+}
+
 /// Networks with at least this many ports prefetch ahead in the event loop.
 pub const PREFETCH_MIN_PORTS: usize = 512;
 
@@ -883,32 +914,15 @@ impl Sim {
             self.sample_at = SimTime::MAX;
             return false;
         };
-        let t = self.sample_at;
-        for i in 0..sp.ports.len() {
-            let p = sp.ports[i];
-            let port = &self.net.ports[p];
-            let node = port.node.0;
-            for q in 0..port.nq() {
-                let v = (
-                    crate::units::Bytes(port.queues[q].bytes),
-                    port.paused & (1 << q) != 0,
-                );
-                sp.queue(t, i, q, p, node, v);
-            }
-            let (tx, busy) = (port.stats.tx_bytes, port.busy_through(t));
-            sp.link(t, i, p, node, tx, busy);
-        }
-        for i in 0..sp.flows.len() {
-            let f = sp.flows[i] as usize;
-            if f >= self.flows.len() {
-                continue;
-            }
-            let Some(s) = self.transport.sample(FlowId(f as u32)) else {
-                continue;
-            };
-            sp.flow(t, i, s);
-        }
-        sp.advance(t);
+        let (ports, flows, transport) = (&self.net.ports, &self.flows, &self.transport);
+        sample_state(
+            &mut sp,
+            |p| &ports[p],
+            |f| match flows.get(f as usize) {
+                Some(fl) if !fl.is_placeholder() => transport.sample(FlowId(f)),
+                _ => None,
+            },
+        );
         self.sample_at = sp.next;
         self.sampler = Some(sp);
         true

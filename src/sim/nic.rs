@@ -2,6 +2,7 @@
 //! the ready flows, round robin within a priority, or per-priority FIFOs with `[nic] qdisc =
 //! "fifo"`), and serialization onto the host's link, honouring PFC pauses from its leaf.
 
+use super::window::Carried;
 use super::*;
 
 impl Sim {
@@ -135,7 +136,7 @@ impl Sim {
                 a.hop(pkt.uid, ser, port.delay);
             }
             if let Some(w) = &mut self.pcap {
-                w.capture(now, port.node.idx(), pkt);
+                w.capture(now, self.ev.current_key(now).1, port.node.idx(), pkt);
             }
         }
         port.busy_until = now + ser;
@@ -143,13 +144,16 @@ impl Sim {
         match &mut self.part {
             Some(part) if !part.owns(port.peer_node) => {
                 // The far end is another partition's: the packet goes to its wire there, with
-                // the telemetry it carries.
-                let int = self
-                    .telemetry
-                    .as_mut()
-                    .and_then(|t| t.take(pkt))
-                    .map(Box::new);
-                part.send_packet(p, arrive, port.stats.tx_pkts, *pkt, port.peer_node, int);
+                // its telemetry and attribution records.
+                let carried = Carried {
+                    int: self
+                        .telemetry
+                        .as_mut()
+                        .and_then(|t| t.take(pkt))
+                        .map(Box::new),
+                    trace: self.attrib.as_mut().and_then(|a| a.take_trace(pkt.uid)),
+                };
+                part.send_packet(p, arrive, port.stats.tx_pkts, *pkt, port.peer_node, carried);
             }
             _ => {
                 if port.wire.is_empty() {

@@ -174,6 +174,12 @@ impl Schedule {
     pub(in crate::sim) fn popped(&self) -> u64 {
         self.q.popped()
     }
+
+    /// The key (time, tie) of the event being handled: its place in the run's order.
+    #[inline]
+    pub(in crate::sim) fn current_key(&self, now: SimTime) -> (SimTime, u64) {
+        (now, self.q.last_tie())
+    }
 }
 
 impl Sim {

@@ -340,7 +340,7 @@ impl Sim {
         }
         if let Some(a) = &mut self.attrib {
             let unit = attrib_unit(self.msg_units, pkt);
-            a.lost(pkt.uid, unit, pkt.ts);
+            a.lost(pkt.uid, unit, pkt.ts, self.ev.current_key(self.now));
         }
     }
 }

@@ -27,8 +27,13 @@
 //! counter from its owner, each flow's sender half from its source's partition and its
 //! receiver half from its destination's, drops (counted where they happen) summed.
 //!
-//! Not yet: threads and processes (the partitions run one after another), and runs with
-//! delay attribution, packet traces, time series, the probe or retiring; they are refused with a reason.
+//! Observers: packet traces are captured per partition with their event's key and merged
+//! in the run's order; the time series is sampled between windows from every partition's
+//! state; a packet's delay-attribution record travels with it, and a unit's split between
+//! `sender` and `recovery` takes in the losses every partition saw before it finished.
+//!
+//! Not yet: threads and processes (the partitions run one after another), and the probe;
+//! every flow is kept (no release of finished flows).
 
 use super::*;
 use crate::engine::RngStream;
@@ -119,6 +124,14 @@ pub(in crate::sim) struct Part {
     outbox: Vec<Remote>,
 }
 
+/// What a packet takes with it to another partition besides itself: the in-band telemetry
+/// it carries (runs with telemetry) and its delay-attribution record (runs with attribution),
+/// both kept in side tables by its replica.
+pub(in crate::sim) struct Carried {
+    pub int: Option<Box<crate::net::int::IntStack>>,
+    pub trace: Option<Box<attrib::Trace>>,
+}
+
 /// Something one partition sends another.
 pub(in crate::sim) enum Remote {
     /// The `index`-th packet over port `link`'s link, due at its far end at `at`.
@@ -128,8 +141,8 @@ pub(in crate::sim) enum Remote {
         at: SimTime,
         index: u64,
         pkt: Packet,
-        /// The in-band telemetry it carries (runs with telemetry).
-        int: Option<Box<crate::net::int::IntStack>>,
+        /// What travels with it beside the packet.
+        carried: Carried,
     },
     /// An event under the key its sender gave it.
     Event {
@@ -156,7 +169,7 @@ impl Part {
         index: u64,
         pkt: Packet,
         to: NodeId,
-        int: Option<Box<crate::net::int::IntStack>>,
+        carried: Carried,
     ) {
         assert!(
             at >= self.window_end,
@@ -170,7 +183,7 @@ impl Part {
             at,
             index,
             pkt,
-            int,
+            carried,
         });
     }
 }
@@ -229,11 +242,14 @@ impl Sim {
                 at,
                 index,
                 mut pkt,
-                int,
+                carried,
                 ..
             } => {
-                if let (Some(t), Some(st)) = (&mut self.telemetry, int) {
+                if let (Some(t), Some(st)) = (&mut self.telemetry, carried.int) {
                     t.attach_stack(&mut pkt, *st);
+                }
+                if let (Some(a), Some(tr)) = (&mut self.attrib, carried.trace) {
+                    pkt.uid = a.put_trace(&tr);
                 }
                 let port = &mut self.net.ports[link.idx()];
                 if port.wire.is_empty() {
@@ -294,6 +310,8 @@ pub struct WindowStats {
 /// A run split into partitions, run window by window (see the module).
 pub struct Windowed {
     parts: Vec<Sim>,
+    /// The time series (`[timeseries]`), sampled from every partition between windows.
+    sampler: Option<Box<timeseries::Sampler>>,
     map: PartitionMap,
     shuffle: RngStream,
     /// The instants of the run's own events (failures and their route recomputations).
@@ -309,19 +327,21 @@ impl Windowed {
         if !first.ev.is_keyed() {
             return Err("run.partitions: a partitioned run needs run.ties = \"keyed\"".into());
         }
-        let refuse = [
-            (
-                first.attrib.is_some(),
-                "delay attribution ([metrics] attribution)",
-            ),
-            (first.pcap.is_some(), "packet traces ([pcap])"),
-            (first.sampler.is_some(), "time series ([timeseries])"),
-            (first.retire.is_some(), "flow release (retiring)"),
-        ];
-        if let Some((_, what)) = refuse.iter().find(|(on, _)| *on) {
-            return Err(format!(
-                "run.partitions: partitioned runs do not support {what} yet"
-            ));
+        if first.retire.is_some() {
+            return Err("run.partitions: partitioned runs keep every flow (no retiring)".into());
+        }
+        // The time series is taken by the driver from every partition's state at once;
+        // packet traces and delay attribution are kept per partition and merged.
+        let sampler = parts[0].sampler.take();
+        for s in parts.iter_mut() {
+            s.sampler = None;
+            s.sample_at = SimTime::MAX;
+            if let Some(w) = &mut s.pcap {
+                w.defer();
+            }
+            if let Some(a) = &mut s.attrib {
+                a.for_partition();
+            }
         }
         let owner = Arc::new(map.owner.clone());
         for (i, s) in parts.iter_mut().enumerate() {
@@ -335,6 +355,7 @@ impl Windowed {
         run_events.dedup();
         Ok(Windowed {
             parts,
+            sampler,
             map,
             shuffle: RngStream::new(seed, "partition-order"),
             run_events,
@@ -376,7 +397,15 @@ impl Windowed {
                 }
                 continue;
             }
+            if let Some(sp) = &mut self.sampler {
+                while at >= sp.next {
+                    sample(&self.parts, &self.map.owner, sp);
+                }
+            }
             let mut end = (at + self.map.lookahead).min(next_grid);
+            if let Some(sp) = &self.sampler {
+                end = end.min(sp.next);
+            }
             if stop < SimTime::MAX {
                 end = end.min(stop + SimTime(1));
             }
@@ -499,9 +528,37 @@ impl Windowed {
 
     /// The partitions merged into one run: what the sequential kernel would hold at the end.
     pub fn into_sim(self) -> Sim {
-        let Windowed { parts, map, .. } = self;
-        merge(parts, &map)
+        let Windowed {
+            parts,
+            map,
+            sampler,
+            ..
+        } = self;
+        let mut sim = merge(parts, &map);
+        sim.sample_at = sampler.as_ref().map_or(SimTime::MAX, |s| s.next);
+        sim.sampler = sampler;
+        sim
     }
+}
+
+/// Takes the time-series sample due, each port's state from its node's partition and each
+/// flow's from its sender's (the sequential kernel's `take_sample` over the whole run).
+fn sample(parts: &[Sim], owner: &[u16], sp: &mut timeseries::Sampler) {
+    sample_state(
+        sp,
+        |p| {
+            let k = owner[parts[0].net.ports[p].node.idx()] as usize;
+            &parts[k].net.ports[p]
+        },
+        |f| {
+            parts.iter().find_map(|s| match s.flows.get(f as usize) {
+                Some(fl) if !fl.is_placeholder() && s.owns_host(fl.src) => {
+                    s.transport.sample(FlowId(f))
+                }
+                _ => None,
+            })
+        },
+    );
 }
 
 /// Merges the replicas into the first (see the module): ports and switches from their
@@ -636,6 +693,44 @@ fn merge(parts: Vec<Sim>, map: &PartitionMap) -> Sim {
         base.started += o.started;
         // The run's own events were handled by every partition: counted once.
         base.events_elsewhere += o.ev.popped() - o.run_events;
+    }
+    // Packet traces: every partition's captures, in the run's order.
+    if base.pcap.is_some() {
+        let mut caps = Vec::new();
+        for s in std::iter::once(&mut *base).chain(rest.iter_mut()) {
+            if let Some(w) = &mut s.pcap {
+                caps.extend(w.take_deferred());
+            }
+        }
+        base.pcap.as_mut().expect("pcap").write_merged(caps);
+    }
+    // Delay attribution: each unit's result from the partition that finished it (its
+    // sender's), with the losses every partition saw before the finish.
+    if base.attrib.is_some() {
+        let srcs: Vec<u32> = match base.transport.messages() {
+            Some(m) => m.iter().map(|m| m.src).collect(),
+            None => base.flows.iter().map(|f| f.src).collect(),
+        };
+        let merged: Vec<Option<attrib::Attribution>> = {
+            let all: Vec<&Sim> = std::iter::once(&*base).chain(rest.iter()).collect();
+            let logs: Vec<&[_]> = all
+                .iter()
+                .map(|s| s.attrib.as_ref().map_or(&[][..], |a| a.losses()))
+                .collect();
+            srcs.iter()
+                .enumerate()
+                .map(|(u, &src)| {
+                    let k = owner[src as usize] as usize;
+                    all[k]
+                        .attrib
+                        .as_ref()
+                        .and_then(|a| a.merged_result(u, &logs))
+                })
+                .collect()
+        };
+        if let Some(a) = &mut base.attrib {
+            a.results = merged;
+        }
     }
     if let Some(t) = &mut base.telemetry {
         t.live += rest

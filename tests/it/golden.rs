@@ -198,7 +198,7 @@ macro_rules! golden {
             }
         )*
         /// Every golden config, `default` first.
-        const GOLDEN: &[&str] = &[$($name),*];
+        pub const GOLDEN: &[&str] = &[$($name),*];
 
         /// Every config in tests/golden/ has its test (and nothing else is there).
         #[test]

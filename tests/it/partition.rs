@@ -3,63 +3,79 @@
 //! ties, for any number of partitions and any map of nodes to partitions.
 //!
 //! Compared: every output the golden tests hash (`golden::golden_outputs`: tables, FCTs,
-//! per-port and per-switch records, summaries, and the manifests' outcome: end reason,
-//! events, packet-hops, end time, conservation), for the golden configs the windowed kernel
-//! runs so far (no delay attribution, packet traces or time series yet).
+//! per-port and per-switch records, summaries, packet traces, time series, delay
+//! attribution, and the manifests' outcome: end reason, events, packet-hops, end time,
+//! conservation), for every golden config: TCP and DCTCP on leaf-spine and fat-trees,
+//! partition-aggregate with dependencies and `end_when`, failures, RDMA with PFC and in-band
+//! telemetry, GPMP, and a tie-heavy synchronised incast with PFC.
 
-use crate::golden::golden_outputs;
-
-/// Golden configs a partitioned run supports today, with what they need set to run
-/// partitioned (attribution off, and its figure with it).
-const SUPPORTED: &[(&str, &[&str])] = &[
-    ("fat_tree", &[]),
-    ("partition_aggregate", &[]),
-    ("end_when", &[]),
-    ("failures", &[]),
-    ("rdma_pfc", &[]),
-    ("hpcc_file", &[]),
-    ("incast_ties", &[]),
-    ("gpmp", &["--set", "plot=[]"]),
-];
+use crate::golden::{GOLDEN, golden_outputs};
 
 /// Partition counts and maps: round robin over the switches (seed 0) and seeded random.
 const SPLITS: &[(u32, u64)] = &[(2, 0), (3, 7), (5, 0), (8, 11)];
 
-#[test]
-fn partitioned_runs_give_the_sequential_bytes() {
-    let keyed = [
-        "--set",
-        "run.ties=keyed",
-        "--set",
-        "metrics.attribution=false",
-    ];
-    for (name, extra) in SUPPORTED {
-        let mut base = keyed.to_vec();
-        base.extend(extra.iter());
-        let seq = golden_outputs(name, &base);
-        for &(p, seed) in SPLITS {
-            let (p, seed) = (
-                format!("run.partitions={p}"),
-                format!("run.partition_seed={seed}"),
-            );
-            let mut args = base.clone();
-            args.extend(["--set", &p, "--set", &seed]);
-            let par = golden_outputs(name, &args);
-            assert_eq!(
-                seq.keys().collect::<Vec<_>>(),
-                par.keys().collect::<Vec<_>>(),
-                "{name}, {p}, {seed}: different files"
-            );
-            for (file, hash) in &seq {
-                assert_eq!(hash, &par[file], "{name}, {p}, {seed}: {file} differs");
-            }
+/// Runs golden config `name` with keyed ties unsplit, then split every way of [`SPLITS`],
+/// and checks that every hashed output is the same.
+fn same_bytes_split(name: &str) {
+    let base = ["--set", "run.ties=keyed"];
+    let seq = golden_outputs(name, &base);
+    for &(p, seed) in SPLITS {
+        let (p, seed) = (
+            format!("run.partitions={p}"),
+            format!("run.partition_seed={seed}"),
+        );
+        let mut args = base.to_vec();
+        args.extend(["--set", &p, "--set", &seed]);
+        let par = golden_outputs(name, &args);
+        assert_eq!(
+            seq.keys().collect::<Vec<_>>(),
+            par.keys().collect::<Vec<_>>(),
+            "{name}, {p}, {seed}: different files"
+        );
+        for (file, hash) in &seq {
+            assert_eq!(hash, &par[file], "{name}, {p}, {seed}: {file} differs");
         }
     }
 }
 
-/// What a partitioned run cannot do yet is refused with the reason, naming the key.
+macro_rules! split {
+    ($($test:ident: $name:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                same_bytes_split($name);
+            }
+        )*
+
+        /// Every golden config is checked split.
+        #[test]
+        fn every_golden_config_is_checked_split() {
+            let mut checked = vec![$($name),*];
+            let mut golden = GOLDEN.to_vec();
+            checked.sort();
+            golden.sort();
+            assert_eq!(checked, golden);
+        }
+    };
+}
+
+split! {
+    split_default: "default";
+    split_fat_tree: "fat_tree";
+    split_rdma_pfc: "rdma_pfc";
+    split_gpmp: "gpmp";
+    split_partition_aggregate: "partition_aggregate";
+    split_end_when: "end_when";
+    split_pcap: "pcap";
+    split_timeseries: "timeseries";
+    split_failures: "failures";
+    split_hpcc_file: "hpcc_file";
+    split_incast_ties: "incast_ties";
+}
+
+/// A partitioned run needs keyed ties: refused otherwise, naming the key.
 #[test]
-fn partitioned_runs_refuse_what_they_do_not_support() {
+fn partitioned_runs_need_keyed_ties() {
     let tmp = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dcsim"))
         .args([
@@ -76,25 +92,6 @@ fn partitioned_runs_refuse_what_they_do_not_support() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("run.partitions") && err.contains("keyed"),
-        "{err}"
-    );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dcsim"))
-        .args([
-            "run",
-            "--quiet",
-            "--set",
-            "run.partitions=2",
-            "--set",
-            "run.ties=keyed",
-        ])
-        .arg("--output-dir")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("run.partitions") && err.contains("attribution"),
         "{err}"
     );
 }
