@@ -5,7 +5,7 @@
 # the packet-hops the run reports. Extra arguments go to the [metrics] table, e.g.
 #   scripts/instructions-per-hop.sh                 # attribution on (the default)
 #   scripts/instructions-per-hop.sh attribution=false
-# SETS="key=value ..." adds `--set` overrides, e.g. SETS="run.ties=keyed" for keyed ties.
+# SETS="key=value ..." adds `--set` overrides, e.g. SETS="run.partitions=2" for a split run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet

@@ -2,27 +2,11 @@
 
 use super::*;
 
-/// How events of the same picosecond are ordered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum TieOrder {
-    /// In the order they were scheduled, over the whole run (the default until the parallel
-    /// kernel lands; it cannot be kept across partitions).
-    #[default]
-    Fifo,
-    /// By `(seeded permutation of the origin, the origin's own sequence)`, where the origin is
-    /// the node that scheduled the event or the link that carries the packet: the order the
-    /// parallel kernel keeps for any partitioning. Changes every result in distribution only.
-    Keyed,
-}
-
 /// `[run]`: kernel settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
-    /// Tie order of same-time events. Default "fifo".
-    pub ties: TieOrder,
-    /// With keyed ties: the spacing of the instants at which the run decides whether it has
+    /// The spacing of the instants at which the run decides whether it has
     /// ended (and releases the flows due before the next one). 1ns..=1s. Default 1us.
     pub grid: SimTime,
     /// Partitions the run is split into (the windowed kernel; single-threaded for now, to
@@ -36,7 +20,6 @@ pub struct RunConfig {
 impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
-            ties: TieOrder::default(),
             grid: crate::sim::grid::DEFAULT_GRID,
             partitions: 1,
             partition_seed: 0,

@@ -289,7 +289,10 @@ impl<E: Copy> EventQueue<E> {
                 self.free = n;
                 n = node.prev;
             }
-            self.current.reverse();
+            if !self.keyed {
+                // Push order for the stable sort below; keyed slots sort by the whole key.
+                self.current.reverse();
+            }
         }
         // With FIFO ties a slot receives its events in tie order (events migrating from the
         // overflow enter a slot before any event is pushed to it directly, because the
@@ -316,6 +319,25 @@ impl<E: Copy> EventQueue<E> {
         }
         let (k, ev) = self.current[self.head];
         let t = (k >> 64) as u64;
+        self.head += 1;
+        self.len -= 1;
+        self.popped += 1;
+        self.last = t;
+        self.last_tie = k as u64;
+        Some((SimTime(t), ev))
+    }
+
+    /// Removes and returns the earliest event if its time is before `limit`.
+    #[inline]
+    pub fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
+        if !self.settle() {
+            return None;
+        }
+        let (k, ev) = self.current[self.head];
+        let t = (k >> 64) as u64;
+        if t >= limit.0 {
+            return None;
+        }
         self.head += 1;
         self.len -= 1;
         self.popped += 1;

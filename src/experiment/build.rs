@@ -98,7 +98,6 @@ pub fn build_sim_with(
         stop_time: cfg.stop_time,
         seed: plan.seed,
         end_when: cfg.end_when,
-        keyed_ties: cfg.run.ties == crate::config::TieOrder::Keyed,
         grid: cfg.run.grid,
     })?;
     if cfg.quirks.int_units {

@@ -281,7 +281,7 @@ pub struct Attrib {
     pub track_waits: bool,
     /// A partitioned run's replica: every loss, `(unit, its event's key, sent)`, and every
     /// finish's inputs to the sender/recovery split by unit, so that the merge can take
-    /// the losses other partitions saw before the finish into account ([`Attrib::merge`]).
+    /// the losses other partitions saw before the finish into account ([`Attrib::merged_result`]).
     losses: Option<Vec<Loss>>,
     finishes: Vec<Option<Finish>>,
 }
@@ -319,7 +319,7 @@ impl Attrib {
         }
     }
 
-    /// Keeps what a partitioned run's merge needs (see [`Attrib::merge`]).
+    /// Keeps what a partitioned run's merge needs (see [`Attrib::merged_result`]).
     pub fn for_partition(&mut self) {
         self.losses = Some(Vec::new());
         self.finishes = vec![None; self.units.len()];

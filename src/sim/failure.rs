@@ -142,11 +142,7 @@ impl Sim {
     #[inline(never)]
     pub(in crate::sim) fn lost_on_wire(&mut self, p: PortId, pkt: &Packet) -> bool {
         let loss = self.net.ports[p.idx()].loss;
-        let rng = match self.loss_rngs.get_mut(p.idx()) {
-            Some(r) => r,
-            None => &mut self.loss_rng,
-        };
-        if loss > 0.0 && rng.uniform() < loss {
+        if loss > 0.0 && self.loss_rngs[p.idx()].uniform() < loss {
             self.count_loss(p, pkt);
             return true;
         }

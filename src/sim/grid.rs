@@ -1,8 +1,6 @@
-//! The kernel with keyed ties (`[run] ties = "keyed"`): the event loop whose every decision
-//! is local to a node or taken at fixed instants, so that any partitioning of the nodes
-//! reproduces it (the parallel kernel's semantics).
-//!
-//! What differs from the FIFO kernel, and why:
+//! The event loop, and the decisions it takes beside handling events: every one of them local
+//! to a node or taken at fixed instants, so that any partitioning of the nodes reproduces it
+//! (`window`).
 //!
 //! * **The grid.** Whether the run has ended (every unit finished; the `end_when` tag done,
 //!   after which nothing new starts; nothing reachable left after failures) is decided at the
@@ -12,17 +10,19 @@
 //!   first grid point at which it had ended.
 //! * **Starts.** Each flow (or RDMA message) of the workload starts by an event of its own at
 //!   its source host, keyed by that host and its place in the workload
-//!   ([`sched::Schedule::push_start`]); the events due before the next grid point are pushed
+//!   (`sched::Schedule::push_start`); the events due before the next grid point are pushed
 //!   when the run reaches a grid point (a streamed workload is read that far).
 //! * **Dependencies.** A group (the flows a dependent flow waits for) is counted at its owner,
 //!   the destination of its first member. A member received at another host tells the owner
-//!   one base latency later ([`Sim::host_latency`]); a waiting flow at another host than the
+//!   one base latency later (`Sim::host_latency`); a waiting flow at another host than the
 //!   owner starts no sooner than one base latency after the group completed (its own delay
 //!   when that is longer): the news travels as a control message would on an idle network,
 //!   never instantaneously. A dependent flow at the owner itself starts after its own delay.
 //!
-//! Not here: the windowed kernel that runs partitions between grid points, and the per-node
-//! random streams (with the transports and links that draw them).
+//! Random draws are per node as well: each switch's, each sending host's (RDMA source ports,
+//! MP-RDMA's path probing), each link's (random loss).
+//!
+//! Not here: the windowed kernel that runs partitions between grid points (`window`).
 
 use super::*;
 
@@ -47,7 +47,7 @@ impl Sim {
         SimTime((t.0 / q).saturating_add(1).saturating_mul(q))
     }
 
-    /// The keyed kernel's event loop; same contract as `advance`.
+    /// The event loop; the contract of `advance`.
     pub(in crate::sim) fn advance_keyed(
         &mut self,
         until: SimTime,
@@ -55,35 +55,32 @@ impl Sim {
         drain: &mut dyn FnMut(&Network, Vec<Retired>),
     ) -> Option<EndReason> {
         let reason = loop {
+            // The next instant something is due: an event, or a workload arrival not pushed
+            // yet (all those before the next grid point are).
             let next_ev = self.ev.peek_time();
-            let next_start = if self.draining {
-                None
-            } else {
-                self.arrival_time(self.next_start)
+            let next_start = match self.draining {
+                true => SimTime::MAX,
+                false => self.next_arrival,
             };
-            let next = match (next_ev, next_start) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let at = next.unwrap_or(SimTime::MAX);
+            let at = next_ev.map_or(next_start, |t| t.min(next_start));
             if at >= self.next_grid || at > self.stop_time {
                 // A grid point (or the stop time, or the end of all events) has come: every
                 // event before it has run.
                 if let Some(r) = self.grid_end() {
                     break r;
                 }
-                let Some(t) = next else {
+                if at == SimTime::MAX && next_ev.is_none() {
                     break EndReason::Idle;
-                };
-                if t > self.stop_time {
+                }
+                if at > self.stop_time {
                     self.now = self.stop_time;
-                    break if t == SimTime::MAX {
+                    break if at == SimTime::MAX {
                         EndReason::TimeLimit
                     } else {
                         EndReason::StopTime
                     };
                 }
-                self.next_grid = self.grid_after(t);
+                self.next_grid = self.grid_after(at);
                 if !self.draining {
                     self.release_due(self.next_grid);
                 }
@@ -98,19 +95,27 @@ impl Sim {
                     break;
                 }
             }
-            let (t, ev) = self.ev.pop().expect("the next event is due");
-            self.now = t;
-            self.dispatch_keyed(ev, drain);
-            let n = self.ev.popped();
-            if n & 0xF_FFFF == 0 {
-                progress(Progress {
-                    now: self.now,
-                    stop_time: self.stop_time,
-                    events: n,
-                    finished: self.finished,
-                    total: self.total,
-                    packet_hops: self.packet_hops,
-                });
+            // Every event before the next point where the loop must look up: the grid, the
+            // stop time, the caller's limit, the next sample.
+            let limit = self
+                .next_grid
+                .min(self.stop_time + SimTime(1))
+                .min(until + SimTime(1))
+                .min(self.sample_at);
+            while let Some((t, ev)) = self.ev.pop_before(limit) {
+                self.now = t;
+                self.dispatch_keyed(ev, drain);
+                let n = self.ev.popped();
+                if n & 0xF_FFFF == 0 {
+                    progress(Progress {
+                        now: self.now,
+                        stop_time: self.stop_time,
+                        events: n,
+                        finished: self.finished,
+                        total: self.total,
+                        packet_hops: self.packet_hops,
+                    });
+                }
             }
         };
         for p in self.net.ports.iter_mut() {
@@ -120,7 +125,7 @@ impl Sim {
         Some(reason)
     }
 
-    /// Handles event `ev` (popped, the clock at its time) in the keyed kernel.
+    /// Handles event `ev` (popped, the clock at its time).
     #[inline(always)]
     pub(in crate::sim) fn dispatch_keyed(
         &mut self,
@@ -170,7 +175,6 @@ impl Sim {
                     h.rerouted(self.now, &self.net.routes);
                 }
             }
-            Ev::Start => unreachable!("the keyed kernel starts flows by Arrival events"),
         }
     }
 
@@ -214,6 +218,7 @@ impl Sim {
                 },
             };
             self.next_start += 1;
+            self.next_arrival = self.arrival_time(self.next_start).unwrap_or(SimTime::MAX);
             if !self.owns_host(host) {
                 // Another partition's (its spec, if read ahead, is never needed here).
                 if self.stream.is_some() && self.retire.is_some() {
@@ -270,7 +275,7 @@ impl Sim {
         }
     }
 
-    /// Keyed kernel: flow `f`, a member of group `g`, was received completely at its
+    /// Flow `f`, a member of group `g`, was received completely at its
     /// destination: the group's owner counts it now (it is the owner) or one base latency
     /// later.
     pub(in crate::sim) fn member_received(&mut self, f: FlowId, g: u32) {
@@ -284,7 +289,7 @@ impl Sim {
         }
     }
 
-    /// Keyed kernel: one more member of group `g` has arrived, counted at its owner; the last
+    /// One more member of group `g` has arrived, counted at its owner; the last
     /// one releases the flows that wait for the group.
     fn group_member_done(&mut self, g: u32) {
         let left = &mut self.group_left[g as usize];

@@ -2,13 +2,20 @@
 //!
 //! Events (a `Copy` enum, one `match`):
 //!
-//! * `Start`: flows whose start time has come become active (one pending event for the whole
-//!   sorted flow list);
+//! * `Arrival { host, index }`: a flow (or RDMA message) of the workload starts at its source;
+//! * `StartFlow(flow)`, `GroupDone(group)`: dependencies (see [`grid`]);
+//! * `Fail(i)`, `Reroute`: failures and route recomputation, the run's own events;
 //! * `TxDone(port)`: the port's serializer is free and it has a backlog: start the next packet;
 //! * `Arrive(port)`: the head of the port's wire reaches the far end (the next packet on the
 //!   wire is then scheduled);
 //! * `Pfc { port, prio, pause }`: a PFC frame reaches the upstream egress `port`;
-//! * `Timer(flow, generation)`: a flow's retransmission or pacing timer (lazy cancellation).
+//! * `Timer(flow, generation)`, `Pace(flow, generation)`: a flow's retransmission or pacing
+//!   timer (lazy cancellation).
+//!
+//! Events of the same picosecond are ordered by keys that depend only on where each came from
+//! (`sched`, `engine::tie`), never on a run-wide push order; every decision is local to one
+//! node or taken at fixed instants (`grid`); so a run split into partitions of the network
+//! (`window`) gives the same bytes as a run that is not.
 //!
 //! A transmission puts the packet on the wire at once with its arrival time
 //! `start + serialization + propagation`; a `TxDone` is scheduled only if another packet is
@@ -23,8 +30,9 @@
 //! Conservation is tracked in wire bytes and packets: every byte a host transmits is, at any
 //! time, delivered to a host, dropped by a switch, queued in a switch, or on a wire.
 //!
-//! Files: this one holds the loop (`advance`), the run's state ([`Sim`]) and its setup;
-//! `switch` the switch pipeline, `nic` the host NIC, `host` what transports see of their host,
+//! Files: this one holds the run's state ([`Sim`]) and its setup; `grid` the event loop, the
+//! starts, the dependencies and the end of a run; `sched` the event keys; `window` the
+//! partitioned run; `switch` the switch pipeline, `nic` the host NIC, `host` what transports see of their host,
 //! `retire` a flow's release, opening and retiring, `failure` link failures; `attrib`,
 //! `telemetry` and `timeseries` what is observed.
 
@@ -121,7 +129,6 @@ pub const PFC_FRAME_BYTES: u32 = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ev {
-    Start,
     TxDone(PortId),
     Arrive(PortId),
     Pfc {
@@ -137,13 +144,13 @@ enum Ev {
     Fail(u32),
     /// Routes are recomputed after a failure (its convergence delay later).
     Reroute,
-    /// Keyed kernel: arrival `index` of the workload (a flow, or an RDMA message) starts at
+    /// Arrival `index` of the workload (a flow, or an RDMA message) starts at
     /// its source `host`.
     Arrival {
         host: u32,
         index: u32,
     },
-    /// Keyed kernel: a member of group `g` was received at a host other than the group's
+    /// A member of group `g` was received at a host other than the group's
     /// owner, and the news reaches the owner.
     GroupDone(u32),
 }
@@ -215,10 +222,7 @@ pub struct SimSetup<'a> {
     pub seed: u64,
     /// End when every flow with this tag has finished.
     pub end_when: Option<crate::workload::FlowTag>,
-    /// Order same-time events by keyed ties (`[run] ties = "keyed"`) rather than FIFO, with
-    /// the keyed kernel's semantics ([`grid`]).
-    pub keyed_ties: bool,
-    /// The keyed kernel's grid spacing (`[run] grid`; > 0).
+    /// The grid's spacing (`[run] grid`; > 0; see [`grid`]).
     pub grid: SimTime,
 }
 
@@ -396,18 +400,20 @@ pub struct Sim {
     /// Members of each group not yet received, and the flows waiting for it.
     group_left: Vec<u32>,
     waiters: Vec<Vec<FlowId>>,
-    /// Keyed kernel: each group's owner, the host that counts it (its first member's
+    /// Each group's owner, the host that counts it (its first member's
     /// destination).
     group_owner: Vec<u32>,
-    /// Keyed kernel: the grid's spacing and the next grid point; arrivals pushed and not yet
+    /// The grid's spacing and the next grid point; arrivals pushed and not yet
     /// handled; a streamed workload's specs read ahead (by arrival index from
     /// `start_buf_base`; None once started).
     grid: SimTime,
     next_grid: SimTime,
+    /// The start of the next arrival not pushed yet (MAX: none).
+    next_arrival: SimTime,
     arrivals_pending: u32,
     start_buf: VecDeque<Option<FlowSpec>>,
     start_buf_base: usize,
-    /// Keyed kernel: base latencies between hosts, computed as dependencies need them.
+    /// Base latencies between hosts, computed as dependencies need them.
     latencies: grid::Latencies,
     /// A partitioned run: this replica's partition (None: the whole run).
     part: Option<Box<window::Part>>,
@@ -420,7 +426,6 @@ pub struct Sim {
     cons: Conservation,
     /// Hop count per packet transmitted (packet-hops), for the benchmark.
     pub packet_hops: u64,
-    primed: bool,
     ended: Option<EndReason>,
     /// A host NIC is choosing its next packet: transports must not start transmissions
     /// from inside (checked in debug builds).
@@ -454,9 +459,8 @@ pub struct Sim {
     /// Packets lost outside switch buffers to `[[failures]]` (cut wires, a host's queue, no
     /// route left) and to links' random loss; they count as drops.
     pub failure_losses: u64,
-    /// Draws for links' random loss: one stream for the run (FIFO kernel), or one per link
-    /// (keyed kernel; by port, drawn where the link delivers).
-    loss_rng: crate::engine::RngStream,
+    /// Draws for links' random loss: a stream per link (by port; drawn where the link
+    /// delivers). Empty when no link loses packets.
     loss_rngs: Vec<crate::engine::RngStream>,
     /// The event loop prefetches ahead ([`Sim::warm_up`]): networks of
     /// [`PREFETCH_MIN_PORTS`] ports or more.
@@ -552,11 +556,8 @@ impl Sim {
             net.n_hosts,
             s.seed,
         );
-        if s.keyed_ties {
-            transport.per_host_streams(s.seed);
-            if !retiring {
-                transport.per_host_ids();
-            }
+        if !retiring {
+            transport.per_host_ids();
         }
         let total = match transport.messages() {
             _ if retiring && stream.is_some() => streamed,
@@ -618,14 +619,10 @@ impl Sim {
         // Messages on queue pairs that outlive them: each message's data packets are counted,
         // so that its slot is reused only once none is left.
         let msg_in_net = (retiring && msg_units && !per_message).then(Vec::new);
-        Ok(Sim {
+        let mut sim = Sim {
             msg_in_net,
             now: SimTime::ZERO,
-            ev: if s.keyed_ties {
-                sched::Schedule::keyed(s.seed, net.nodes.len(), net.n_hosts, net.ports.len())?
-            } else {
-                sched::Schedule::fifo()
-            },
+            ev: sched::Schedule::new(s.seed, net.nodes.len(), net.n_hosts, net.ports.len())?,
             net,
             ready,
             flows,
@@ -656,6 +653,7 @@ impl Sim {
             group_owner,
             grid: s.grid.max(SimTime(1)),
             next_grid: SimTime::ZERO,
+            next_arrival: SimTime::MAX,
             arrivals_pending: 0,
             start_buf: VecDeque::new(),
             start_buf_base: 0,
@@ -666,7 +664,6 @@ impl Sim {
             events_elsewhere: 0,
             cons: Conservation::default(),
             packet_hops: 0,
-            primed: false,
             ended: None,
             in_pull: false,
             nic_rank,
@@ -686,15 +683,16 @@ impl Sim {
             failing: lossy,
             failure_losses: 0,
             warm: warm_ports,
-            loss_rng: crate::engine::RngStream::new(s.seed, "link.loss"),
-            loss_rngs: match s.keyed_ties && lossy {
+            loss_rngs: match lossy {
                 true => {
                     let r = crate::engine::RngStream::new(s.seed, "link.loss");
                     (0..n_ports as u64).map(|p| r.child(p)).collect()
                 }
                 false => Vec::new(),
             },
-        })
+        };
+        sim.next_arrival = sim.arrival_time(0).unwrap_or(SimTime::MAX);
+        Ok(sim)
     }
 
     /// Puts a FIFO queue (a host kernel's single-queue qdisc) in front of every host NIC: a
@@ -770,7 +768,7 @@ impl Sim {
     fn advance(
         &mut self,
         until: SimTime,
-        mut progress: impl FnMut(Progress),
+        progress: impl FnMut(Progress),
         drain: &mut dyn FnMut(&Network, Vec<Retired>),
     ) -> Option<EndReason> {
         if let Some(r) = self.ended {
@@ -780,111 +778,7 @@ impl Sim {
             self.ended = Some(EndReason::AllFinished);
             return self.ended;
         }
-        if self.ev.is_keyed() {
-            return self.advance_keyed(until, progress, drain);
-        }
-        if !self.primed {
-            self.primed = true;
-            let t = self.arrival_time(0).expect("total > 0");
-            self.ev.push(t, Ev::Start);
-        }
-        let reason = loop {
-            let Some(t) = self.ev.peek_time() else {
-                break EndReason::Idle;
-            };
-            if t > self.stop_time {
-                self.now = self.stop_time;
-                break if t == SimTime::MAX {
-                    EndReason::TimeLimit
-                } else {
-                    EndReason::StopTime
-                };
-            }
-            if t > until {
-                self.now = self.now.max(until);
-                return None;
-            }
-            while t >= self.sample_at {
-                if !self.take_sample() {
-                    break;
-                }
-            }
-            let (t, ev) = self.ev.pop().expect("peeked");
-            self.now = t;
-            if self.ev.is_keyed() {
-                self.ev.set_origin(self.origin_of(&ev));
-            }
-            if self.warm {
-                self.warm_up();
-            }
-            match ev {
-                Ev::Start => {
-                    self.on_start();
-                    if let Some(r) = &mut self.retire
-                        && !r.out.is_empty()
-                    {
-                        drain(&self.net, std::mem::take(&mut r.out));
-                    }
-                }
-                Ev::TxDone(p) => {
-                    self.net.ports[p.idx()].txdone_pending = false;
-                    self.start_tx(p);
-                }
-                Ev::Arrive(p) => self.on_arrive(p),
-                Ev::Pfc { port, prio, pause } => self.on_pfc(port, prio, pause),
-                Ev::Timer(f, g) => self.on_timer(f, g),
-                Ev::Pace(f, g) => self.on_pace(f, g),
-                Ev::StartFlow(f) => {
-                    self.starts_pending -= 1;
-                    self.start_flow(f);
-                }
-                Ev::Fail(i) => {
-                    self.fails_pending -= 1;
-                    self.on_fail(i as usize);
-                }
-                Ev::Reroute => {
-                    self.reroutes_pending -= 1;
-                    self.net.reroute();
-                    if let Some(h) = &mut self.net.history {
-                        h.rerouted(self.now, &self.net.routes);
-                    }
-                }
-                Ev::Arrival { .. } | Ev::GroupDone(_) => {
-                    unreachable!("only the keyed kernel pushes {ev:?}")
-                }
-            }
-            if self.finished == self.total {
-                break EndReason::AllFinished;
-            }
-            if self.end_tag.is_some() && self.tag_finished == self.tag_total {
-                // No new flows from now on; the run ends when the started ones finish.
-                self.draining = true;
-                if self.finished == self.started {
-                    break EndReason::TagFinished;
-                }
-            }
-            let n = self.ev.popped();
-            if n & 0xFFFF == 0 {
-                if self.failing && self.stranded() {
-                    break EndReason::Unreachable;
-                }
-                if n & 0xF_FFFF == 0 {
-                    progress(Progress {
-                        now: self.now,
-                        stop_time: self.stop_time,
-                        events: n,
-                        finished: self.finished,
-                        total: self.total,
-                        packet_hops: self.packet_hops,
-                    });
-                }
-            }
-        };
-        for p in self.net.ports.iter_mut() {
-            p.close_pauses(self.now);
-        }
-        self.ended = Some(reason);
-        Some(reason)
+        self.advance_keyed(until, progress, drain)
     }
 
     /// Asks the cache for what the next events will read while this one runs: the event two

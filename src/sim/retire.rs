@@ -12,27 +12,7 @@ impl Sim {
         if g == u32::MAX {
             return;
         }
-        if self.ev.is_keyed() {
-            self.member_received(f, g);
-            return;
-        }
-        let left = &mut self.group_left[g as usize];
-        *left -= 1;
-        if *left > 0 {
-            return;
-        }
-        let waiting = std::mem::take(&mut self.waiters[g as usize]);
-        for w in waiting {
-            let offset = self.flows[w.idx()].start;
-            if offset == SimTime::ZERO {
-                self.start_flow(w);
-            } else {
-                let at = self.now + offset;
-                self.flows[w.idx()].start = at;
-                self.ev.push(at, Ev::StartFlow(w));
-                self.starts_pending += 1;
-            }
-        }
+        self.member_received(f, g);
     }
 
     /// A dependent flow starts now.
@@ -50,56 +30,6 @@ impl Sim {
             a.unit_start(f.idx(), fl.src as usize, now);
         }
         self.make_ready(f);
-    }
-
-    pub(in crate::sim) fn on_start(&mut self) {
-        if self.draining {
-            return;
-        }
-        if let Some(r) = &self.retire
-            && r.pending.len() >= 2 * r.scanned + 64
-        {
-            self.retire_scan();
-        }
-        while let Some(t) = self.arrival_time(self.next_start)
-            && t <= self.now
-        {
-            let i = self.next_start;
-            self.next_start += 1;
-            self.started += 1;
-            if self.msg_units {
-                let (m, src) = match self.retire {
-                    Some(_) => self.open_message(i),
-                    None => (
-                        i as u32,
-                        self.transport.messages().expect("message units")[i].src,
-                    ),
-                };
-                if let Some(a) = &mut self.attrib {
-                    a.unit_start(m as usize, src as usize, self.now);
-                }
-                let (t, mut h) = self.host();
-                t.on_message(m, &mut h);
-                self.flush_wakes();
-                debug_assert!(
-                    self.retire.as_ref().is_none_or(|r| r.slot.is_none()),
-                    "a message's connection takes its slot"
-                );
-            } else {
-                let f = match self.retire {
-                    Some(_) => self.open_flow(i),
-                    None => FlowId(i as u32),
-                };
-                self.flows[f.idx()].started = true;
-                if let Some(a) = &mut self.attrib {
-                    a.unit_start(f.idx(), self.flows[f.idx()].src as usize, self.now);
-                }
-                self.make_ready(f);
-            }
-        }
-        if let Some(t) = self.arrival_time(self.next_start) {
-            self.ev.push(t, Ev::Start);
-        }
     }
 
     /// Retiring mode: the record of arrival `i` in a free slot (or a new one), with fresh
@@ -130,24 +60,18 @@ impl Sim {
 
     /// Retiring mode: the spec of arrival `i`, the next one due.
     pub(in crate::sim) fn next_spec(&mut self, i: usize) -> FlowSpec {
-        if self.ev.is_keyed() && self.stream.is_some() {
-            // Read ahead when its start was pushed; arrivals of one instant start in key order.
-            let spec = self.start_buf[i - self.start_buf_base]
-                .take()
-                .expect("an arrival starts once");
-            while let Some(None) = self.start_buf.front() {
-                self.start_buf.pop_front();
-                self.start_buf_base += 1;
-            }
-            return spec;
+        if self.stream.is_none() {
+            return self.specs[i].clone();
         }
-        match &mut self.stream {
-            Some(st) => {
-                let next = st.1.next();
-                std::mem::replace(&mut st.0, next).expect("an arrival was due")
-            }
-            None => self.specs[i].clone(),
+        // Read ahead when its start was pushed; arrivals of one instant start in key order.
+        let spec = self.start_buf[i - self.start_buf_base]
+            .take()
+            .expect("an arrival starts once");
+        while let Some(None) = self.start_buf.front() {
+            self.start_buf.pop_front();
+            self.start_buf_base += 1;
         }
+        spec
     }
 
     /// Retiring mode, RDMA: message arrival `i` in a free slot (or a new one), which its
@@ -266,7 +190,7 @@ impl Sim {
             Some(st) => st.0.iter().cloned().chain(st.1.rest()).collect(),
             None => self.specs[self.next_start.min(self.specs.len())..].to_vec(),
         };
-        // Keyed kernel: starts pushed but not handled (the run ended first).
+        // Starts pushed but not handled (the run ended first).
         let buffered = (self.start_buf_base..)
             .zip(&self.start_buf)
             .filter_map(|(i, s)| s.clone().map(|s| (i, s)));

@@ -1,22 +1,23 @@
 //! The run's event schedule: the event queue plus the rule that orders events of the same
-//! picosecond.
+//! picosecond (`engine::tie`: the run's own events first, then `(π(origin), sequence of the
+//! origin)`), an order any partitioning of the run keeps, because it needs no run-wide push
+//! order.
 //!
-//! Two rules, chosen per run (`[run] ties`): FIFO ties (the order events were pushed, over the
-//! whole run: today's default), or keyed ties (`engine::tie`: the run's own events first, then
-//! `(π(origin), sequence of the origin)`), the order the parallel kernel needs because no
-//! partition knows a run-wide push order. With keyed ties every event pushed while a node
-//! event is handled takes the origin of the node that event acts on ([`Sim::origin_of`]); a
-//! packet's arrival takes its link and the packet's index on the link instead, so that it gets
-//! one key whoever pushes it (the sender when the wire was empty, the receiver when the
-//! previous packet arrived); a workload flow's start takes its host's start origin and its
-//! place in the workload, so that it gets one key whenever it is pushed. Events pushed by the
-//! run's own events (failures, reroutes) and at setup take the run's class.
+//! Every event pushed while a node event is handled takes the origin of the node that event
+//! acts on ([`Sim::origin_of`]); a packet's arrival takes its link and the packet's index on
+//! the link instead, so that it gets one key whoever pushes it (the sender when the wire was
+//! empty, the receiver when the previous packet arrived); a workload flow's start takes its
+//! host's start origin and its place in the workload, so that it gets one key whenever it is
+//! pushed. Events pushed by the run's own events (failures, reroutes) and at setup take the
+//! run's class.
 
 use super::*;
 use crate::engine::tie::{MAX_ORIGINS, TieKeys};
 
-/// The keyed-tie state: the keys, the current origin and each origin's next sequence number.
-struct Keyed {
+/// The event queue of a run and its tie state: the keys, the current origin and each
+/// origin's next sequence number.
+pub(in crate::sim) struct Schedule {
+    q: EventQueue<Ev>,
     keys: TieKeys,
     /// The origin of the events pushed now (None: the run).
     origin: Option<u32>,
@@ -30,10 +31,43 @@ struct Keyed {
     link_base: u32,
 }
 
-impl Keyed {
-    /// The key of the current origin's next event at `t`.
+impl Schedule {
+    /// The schedule of a network of `n_nodes` nodes (the first `n_hosts` of them hosts) and
+    /// `n_ports` ports, or an error when the network has more origins than a key can name.
+    pub(in crate::sim) fn new(
+        seed: u64,
+        n_nodes: usize,
+        n_hosts: usize,
+        n_ports: usize,
+    ) -> Result<Self, String> {
+        let origins = (n_nodes + n_hosts + n_ports) as u64;
+        if origins > MAX_ORIGINS {
+            return Err(format!(
+                "the network has {n_nodes} nodes, {n_hosts} of them hosts, and {n_ports} ports: \
+                 {origins} tie origins; at most {MAX_ORIGINS} fit in a tie key"
+            ));
+        }
+        Ok(Schedule {
+            q: EventQueue::new(),
+            keys: TieKeys::new(seed),
+            origin: None,
+            seqs: vec![0; n_nodes],
+            run_seq: 0,
+            start_base: n_nodes as u32,
+            link_base: (n_nodes + n_hosts) as u32,
+        })
+    }
+
+    /// Makes `node` (None: the run itself) the origin of the events pushed from now on.
     #[inline(always)]
-    fn next_tie(&mut self, t: SimTime) -> u64 {
+    pub(in crate::sim) fn set_origin(&mut self, node: Option<NodeId>) {
+        self.origin = node.map(|n| n.0);
+    }
+
+    /// The key the current origin's next event at `t` takes (it is used up here; see also
+    /// [`Schedule::push_keyed`] for an event another partition will push).
+    #[inline(always)]
+    pub(in crate::sim) fn next_tie(&mut self, t: SimTime) -> u64 {
         match self.origin {
             Some(o) => {
                 let s = &mut self.seqs[o as usize];
@@ -47,118 +81,45 @@ impl Keyed {
             }
         }
     }
-}
-
-/// The event queue of a run and its tie rule.
-pub(in crate::sim) struct Schedule {
-    q: EventQueue<Ev>,
-    keyed: Option<Keyed>,
-}
-
-impl Schedule {
-    /// A schedule with FIFO ties.
-    pub(in crate::sim) fn fifo() -> Self {
-        Schedule {
-            q: EventQueue::new(),
-            keyed: None,
-        }
-    }
-
-    /// A schedule with keyed ties for a network of `n_nodes` nodes (the first `n_hosts` of
-    /// them hosts) and `n_ports` ports, or an error when the network has more origins than a
-    /// key can name.
-    pub(in crate::sim) fn keyed(
-        seed: u64,
-        n_nodes: usize,
-        n_hosts: usize,
-        n_ports: usize,
-    ) -> Result<Self, String> {
-        let origins = (n_nodes + n_hosts + n_ports) as u64;
-        if origins > MAX_ORIGINS {
-            return Err(format!(
-                "[run] ties = \"keyed\": the network has {n_nodes} nodes, {n_hosts} of them \
-                 hosts, and {n_ports} ports: {origins} tie origins; at most {MAX_ORIGINS} fit \
-                 in a tie key"
-            ));
-        }
-        Ok(Schedule {
-            q: EventQueue::new(),
-            keyed: Some(Keyed {
-                keys: TieKeys::new(seed),
-                origin: None,
-                seqs: vec![0; n_nodes],
-                run_seq: 0,
-                start_base: n_nodes as u32,
-                link_base: (n_nodes + n_hosts) as u32,
-            }),
-        })
-    }
-
-    /// Whether ties are keyed.
-    #[inline(always)]
-    pub(in crate::sim) fn is_keyed(&self) -> bool {
-        self.keyed.is_some()
-    }
-
-    /// Makes `node` (None: the run itself) the origin of the events pushed from now on.
-    #[inline(always)]
-    pub(in crate::sim) fn set_origin(&mut self, node: Option<NodeId>) {
-        if let Some(k) = &mut self.keyed {
-            k.origin = node.map(|n| n.0);
-        }
-    }
 
     /// Schedules `ev` at `t` from the current origin.
     #[inline(always)]
     pub(in crate::sim) fn push(&mut self, t: SimTime, ev: Ev) {
-        match &mut self.keyed {
-            None => self.q.push(t, ev),
-            Some(k) => {
-                let tie = k.next_tie(t);
-                self.q.push_tie(t, tie, ev);
-            }
-        }
+        let tie = self.next_tie(t);
+        self.q.push_tie(t, tie, ev);
     }
 
-    /// Keyed ties: the key the current origin's next event at `t` takes (it is used up), for
-    /// an event another partition will push ([`Schedule::push_keyed`]).
-    #[inline]
-    pub(in crate::sim) fn next_tie(&mut self, t: SimTime) -> u64 {
-        self.keyed.as_mut().expect("keyed ties").next_tie(t)
-    }
-
-    /// Keyed ties: schedules `ev` at `t` under the key another partition gave it.
+    /// Schedules `ev` at `t` under the key another partition gave it.
     #[inline]
     pub(in crate::sim) fn push_keyed(&mut self, t: SimTime, tie: u64, ev: Ev) {
-        debug_assert!(self.keyed.is_some(), "keyed ties");
         self.q.push_tie(t, tie, ev);
     }
 
     /// Schedules the arrival at `t` of the `index`-th packet sent over port `p`'s link.
     #[inline(always)]
     pub(in crate::sim) fn push_arrival(&mut self, t: SimTime, p: PortId, index: u64) {
-        match &mut self.keyed {
-            None => self.q.push(t, Ev::Arrive(p)),
-            Some(k) => {
-                let tie = k.keys.tie(t, k.link_base + p.0, index);
-                self.q.push_tie(t, tie, Ev::Arrive(p));
-            }
-        }
+        let tie = self.keys.tie(t, self.link_base + p.0, index);
+        self.q.push_tie(t, tie, Ev::Arrive(p));
     }
 
-    /// Keyed ties: schedules the start at `t` of arrival `index` of the workload (a flow or
-    /// an RDMA message) at its source host `host`. Its key depends on nothing else, so it may
-    /// be pushed at any time before `t`.
+    /// Schedules the start at `t` of arrival `index` of the workload (a flow or an RDMA
+    /// message) at its source host `host`. Its key depends on nothing else, so it may be
+    /// pushed at any time before `t`.
     #[inline]
     pub(in crate::sim) fn push_start(&mut self, t: SimTime, host: u32, index: u32) {
-        let k = self.keyed.as_mut().expect("keyed ties");
-        let tie = k.keys.tie(t, k.start_base + host, index as u64);
+        let tie = self.keys.tie(t, self.start_base + host, index as u64);
         self.q.push_tie(t, tie, Ev::Arrival { host, index });
     }
 
     #[inline(always)]
     pub(in crate::sim) fn pop(&mut self) -> Option<(SimTime, Ev)> {
         self.q.pop()
+    }
+
+    /// The earliest event if it is due before `limit`.
+    #[inline(always)]
+    pub(in crate::sim) fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, Ev)> {
+        self.q.pop_before(limit)
     }
 
     #[inline(always)]
@@ -184,7 +145,7 @@ impl Schedule {
 
 impl Sim {
     /// The node event `ev` acts on (None: the run itself), whose origin the events it pushes
-    /// take under keyed ties.
+    /// take.
     #[inline]
     pub(in crate::sim) fn origin_of(&self, ev: &Ev) -> Option<NodeId> {
         match *ev {
@@ -195,7 +156,7 @@ impl Sim {
             }
             Ev::Arrival { host, .. } => Some(NodeId(host)),
             Ev::GroupDone(g) => Some(NodeId(self.group_owner[g as usize])),
-            Ev::Start | Ev::Fail(_) | Ev::Reroute => None,
+            Ev::Fail(_) | Ev::Reroute => None,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The windowed kernel: one run split into partitions of the network that advance in
-//! lockstep windows, and give the bytes of the sequential keyed kernel for any partitioning.
+//! lockstep windows, and give the bytes of the unpartitioned run for any partitioning.
 //!
 //! A **partition** owns a set of nodes: each switch with the hosts wired to it (a host's link
 //! is never cut), assigned round robin over the switches or at random (seeded). Each
@@ -273,9 +273,9 @@ impl Sim {
     /// yet (None: nothing).
     fn next_due(&mut self) -> Option<SimTime> {
         let a = self.ev.peek_time();
-        let b = match self.draining {
+        let b = match self.draining || self.next_arrival == SimTime::MAX {
             true => None,
-            false => self.arrival_time(self.next_start),
+            false => Some(self.next_arrival),
         };
         match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -324,9 +324,6 @@ impl Windowed {
     pub fn new(mut parts: Vec<Sim>, map: PartitionMap, seed: u64) -> Result<Windowed, String> {
         assert_eq!(parts.len(), map.parts, "one replica per partition");
         let first = &parts[0];
-        if !first.ev.is_keyed() {
-            return Err("run.partitions: a partitioned run needs run.ties = \"keyed\"".into());
-        }
         if first.retire.is_some() {
             return Err("run.partitions: partitioned runs keep every flow (no retiring)".into());
         }

@@ -560,16 +560,10 @@ impl Transport {
         each_pair!(self, from, a, b => a.add_counts(b), ())
     }
 
-    /// Keyed kernel, every flow kept: RDMA queue pairs are numbered by sending host (host
+    /// Every flow kept: RDMA queue pairs are numbered by sending host (host
     /// `h`'s `k`-th is the `k`-th id of its range), not in the order the run created them.
     pub fn per_host_ids(&mut self) {
         with_rdma!(self, r => r.per_host_ids(), ())
-    }
-
-    /// Keyed kernel: the transport's random draws come from one stream per sending host
-    /// (RDMA's source ports and path probing; flow transports draw nothing).
-    pub fn per_host_streams(&mut self, seed: u64) {
-        with_rdma!(self, r => r.per_host_streams(seed), ())
     }
 
     /// The work units of the run whose completion ends it: flows, or RDMA messages.

@@ -218,9 +218,12 @@ fn a_run_whose_flows_are_cut_off_for_good_ends_and_says_why() {
         assert!(n(&|x| !same_leaf(x) && late(x)) > 50, "{scheme}");
         assert!(n(&same_leaf) > 20, "{scheme}");
     }
-    // With a stop time: ends there (the ideal of a flow with no route left used to panic).
+    // With a stop time: ends as soon as nothing reachable is left (checked at every grid
+    // point), before it (the ideal of a flow with no route left used to panic).
     let c = cfg(&format!("stop_time = \"5ms\"\n{text}"));
-    assert_eq!(run(&c, "DCTCP").end_reason, dcsim::sim::EndReason::StopTime);
+    let r = run(&c, "DCTCP");
+    assert_eq!(r.end_reason, dcsim::sim::EndReason::Unreachable);
+    assert!(r.totals.sim_end_ps < SimTime::from_ms(5).0);
     // A recovery still to come: the run waits for it, and every flow finishes.
     let c = cfg(&format!(
         "{text}[[failures]]\nat = \"2ms\"\nswitch = 20\naction = \"up\"\n"

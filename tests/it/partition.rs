@@ -1,6 +1,6 @@
 //! The windowed kernel (`[run] partitions`, `sim::window`): a run split into partitions that
-//! advance in lockstep windows gives every output byte of the sequential kernel with keyed
-//! ties, for any number of partitions and any map of nodes to partitions.
+//! advance in lockstep windows gives every output byte of the unpartitioned run, for any
+//! number of partitions and any map of nodes to partitions.
 //!
 //! Compared: every output the golden tests hash (`golden::golden_outputs`: tables, FCTs,
 //! per-port and per-switch records, summaries, packet traces, time series, delay
@@ -14,10 +14,10 @@ use crate::golden::{GOLDEN, golden_outputs};
 /// Partition counts and maps: round robin over the switches (seed 0) and seeded random.
 const SPLITS: &[(u32, u64)] = &[(2, 0), (3, 7), (5, 0), (8, 11)];
 
-/// Runs golden config `name` with keyed ties unsplit, then split every way of [`SPLITS`],
-/// and checks that every hashed output is the same.
+/// Runs golden config `name` unsplit, then split every way of [`SPLITS`], and checks that
+/// every hashed output is the same.
 fn same_bytes_split(name: &str) {
-    let base = ["--set", "run.ties=keyed"];
+    let base: [&str; 0] = [];
     let seq = golden_outputs(name, &base);
     for &(p, seed) in SPLITS {
         let (p, seed) = (
@@ -71,27 +71,4 @@ split! {
     split_failures: "failures";
     split_hpcc_file: "hpcc_file";
     split_incast_ties: "incast_ties";
-}
-
-/// A partitioned run needs keyed ties: refused otherwise, naming the key.
-#[test]
-fn partitioned_runs_need_keyed_ties() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dcsim"))
-        .args([
-            "run",
-            "--quiet",
-            "--set",
-            "run.partitions=2",
-            "--output-dir",
-        ])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("run.partitions") && err.contains("keyed"),
-        "{err}"
-    );
 }

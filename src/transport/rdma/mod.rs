@@ -290,8 +290,8 @@ pub struct Rdma<Q: QueuePair> {
     pairs: std::collections::BTreeMap<usize, Pair>,
     n_hosts: usize,
     /// The UDP source ports of new queue pairs, and the connections' draws (MP-RDMA's path
-    /// probing): one stream each for the run (FIFO kernel), or one per sending host (keyed
-    /// kernel: a host's draws depend on nothing another host does).
+    /// probing): one stream each per sending host (a host's draws depend on nothing another
+    /// host does).
     sport_rngs: Vec<RngStream>,
     rngs: Vec<RngStream>,
     scratch: Vec<Wqe>,
@@ -342,6 +342,12 @@ impl QpTotals {
     }
 }
 
+/// Host `h`'s child of the stream `name`, for every host.
+fn per_host(seed: u64, name: &str, n_hosts: usize) -> Vec<RngStream> {
+    let r = RngStream::new(seed, name);
+    (0..n_hosts as u64).map(|h| r.child(h)).collect()
+}
+
 impl<Q: QueuePair> Rdma<Q> {
     pub fn new(
         spec: RdmaSpec,
@@ -361,8 +367,8 @@ impl<Q: QueuePair> Rdma<Q> {
             msgs,
             pairs: std::collections::BTreeMap::new(),
             n_hosts,
-            sport_rngs: vec![RngStream::new(seed, "rdma.sport")],
-            rngs: vec![RngStream::new(seed, "mprdma")],
+            sport_rngs: per_host(seed, "rdma.sport", n_hosts),
+            rngs: per_host(seed, "mprdma", n_hosts),
             scratch: Vec::new(),
             qps: Vec::new(),
             live: Vec::new(),
@@ -372,7 +378,7 @@ impl<Q: QueuePair> Rdma<Q> {
         }
     }
 
-    /// Numbers connections by sending host from now on (see [`Transport::per_host_ids`]):
+    /// Numbers connections by sending host from now on (see [`crate::transport::Transport::per_host_ids`]):
     /// host `h`'s range holds as many ids as it can create, one per message with a
     /// connection per message, else one per queue pair of each host pair it sends to.
     pub fn per_host_ids(&mut self) {
@@ -393,23 +399,6 @@ impl<Q: QueuePair> Rdma<Q> {
             next += n;
         }
         self.qp_ids = Some((base.clone(), base));
-    }
-
-    /// Draws from one random stream per sending host from now on (the keyed kernel's
-    /// semantics): host `h`'s are the run's streams' child `h`.
-    pub fn per_host_streams(&mut self, seed: u64) {
-        let (a, b) = (
-            RngStream::new(seed, "rdma.sport"),
-            RngStream::new(seed, "mprdma"),
-        );
-        self.sport_rngs = (0..self.n_hosts as u64).map(|h| a.child(h)).collect();
-        self.rngs = (0..self.n_hosts as u64).map(|h| b.child(h)).collect();
-    }
-
-    /// The stream index of host `h`.
-    #[inline(always)]
-    fn stream(&self, h: u32) -> usize {
-        if self.rngs.len() == 1 { 0 } else { h as usize }
     }
 
     /// Whether each message has a connection of its own (`per_message`), which nothing else
@@ -483,7 +472,7 @@ impl<Q: QueuePair> Rdma<Q> {
     /// than uplinks the pairs still spread over all of them.
     fn choose_sport(&mut self, h: &impl Host, src: u32, dst: u32, path: Option<u32>) -> u16 {
         let key = self.key(src, dst);
-        let r = self.stream(src);
+        let r = src as usize;
         let pair = self.pairs.entry(key).or_default();
         let first = SPORT_BASE + (self.sport_rngs[r].below(SPORTS as u64) as u16);
         let mut sport = first;
@@ -760,7 +749,7 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
     /// Fills `pkt` with the next packet of queue pair `f`, if it has one.
     #[inline]
     fn emit(&mut self, f: FlowId, h: &mut impl Host, pkt: &mut Packet) -> bool {
-        let r = self.stream(h.flow(f).src);
+        let r = h.flow(f).src as usize;
         let Some(drained) = self.qps[f.idx()].emit(
             f,
             h,
@@ -840,7 +829,7 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
             self.acked(h, w.msg, w.bytes, pkt.uid);
         }
         self.scratch = done;
-        let r = self.stream(h.flow(f).src);
+        let r = h.flow(f).src as usize;
         self.qps[f.idx()].after_acks(&mut self.rngs[r]);
         if any {
             let fl = h.flow(f);
@@ -852,7 +841,7 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
 
     /// Retransmission timeout of queue pair `f`.
     fn on_timer(&mut self, f: FlowId, h: &mut impl Host) {
-        let r = self.stream(h.flow(f).src);
+        let r = h.flow(f).src as usize;
         let q = &mut self.qps[f.idx()];
         if q.busy() {
             q.on_timeout(&mut self.rngs[r]);
