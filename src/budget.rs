@@ -322,10 +322,23 @@ pub fn check(
     limit: &Limit,
 ) -> Result<Estimate, String> {
     let e = estimate(cfg, base);
-    let need = e.total().saturating_mul(parallel.max(1) as u64);
+    // A partitioned run holds a replica of the run per partition (`sim::window`).
+    let split = cfg.run.split() as u64;
+    let need = e
+        .total()
+        .saturating_mul(split)
+        .saturating_mul(parallel.max(1) as u64);
     if need > limit.bytes {
         return Err(format!(
-            "a run needs about {e}{}; {} {} available. Shrink the topology or the workload{}",
+            "a run needs about {e}{}{}; {} {} available. Shrink the topology or the workload{}",
+            if split > 1 {
+                format!(
+                    " per partition, {} for its {split} partitions",
+                    gib(e.total() * split)
+                )
+            } else {
+                String::new()
+            },
             if parallel > 1 {
                 format!(", {} for {parallel} runs at once", gib(need))
             } else {

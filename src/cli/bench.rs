@@ -13,14 +13,33 @@ pub(in crate::cli) fn peak_rss_mib() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-pub(in crate::cli) fn bench(scenario: &str) -> Result<()> {
+/// What a partitioned run's kernel measured, in one line (`dcsim bench -t`).
+fn window_line(w: &crate::sim::window::WindowStats, hops: u64) -> String {
+    let barrier = w.barrier_s.iter().sum::<f64>() / w.barrier_s.len().max(1) as f64;
+    format!(
+        "{} threads: {} windows ({} on one thread), {:.0} events per window, {:.1} % of \
+         events crossing partitions ({:.2} per packet-hop), imbalance {:.2} (busiest thread over \
+         the mean), barrier wait {:.3} s per thread, coordinator {:.3} s",
+        w.threads,
+        w.windows,
+        w.solo_windows,
+        w.events as f64 / w.windows.max(1) as f64,
+        100.0 * w.messages as f64 / w.events.max(1) as f64,
+        w.messages as f64 / hops.max(1) as f64,
+        w.imbalance(),
+        barrier,
+        w.coordinator_s
+    )
+}
+
+pub(in crate::cli) fn bench(scenario: &str, threads: u32) -> Result<()> {
     match scenario {
         "all" => {
             // One process per scenario so that peak memory is per scenario.
             let exe = std::env::current_exe()?;
             for s in ["default", "fat-tree"] {
                 let st = std::process::Command::new(&exe)
-                    .args(["bench", "--scenario", s])
+                    .args(["bench", "--scenario", s, "-t", &threads.to_string()])
                     .status()?;
                 if !st.success() {
                     bail!("benchmark {s} failed");
@@ -43,10 +62,12 @@ pub(in crate::cli) fn bench(scenario: &str) -> Result<()> {
                 )
             };
             cfg.seeds = 1;
+            cfg.run.threads = threads;
             let mut events = 0u64;
             let mut hops = 0u64;
             let mut wall = 0.0;
             let mut sim_ps = 0u64;
+            let mut windows = Vec::new();
             for p in experiment::plan(&cfg, "<bench>", Path::new("."))? {
                 let r = experiment::execute(&p.config, Path::new("."), &p)
                     .map_err(anyhow::Error::msg)?;
@@ -54,10 +75,23 @@ pub(in crate::cli) fn bench(scenario: &str) -> Result<()> {
                 hops += r.totals.packet_hops;
                 wall += r.wall_seconds;
                 sim_ps += r.totals.sim_end_ps;
+                if let Some(w) = r.window {
+                    windows.push((p.id.clone(), w, r.totals.packet_hops));
+                }
             }
             println!("scenario: {name}");
             println!("  simulated time:     {:.3} ms", sim_ps as f64 / 1e9);
-            println!("  wall time:          {wall:.3} s (single-threaded, including setup)");
+            println!(
+                "  wall time:          {wall:.3} s ({}, including setup)",
+                if threads > 1 {
+                    format!("{threads} threads a run")
+                } else {
+                    "single-threaded".into()
+                }
+            );
+            for (id, w, h) in &windows {
+                println!("  {id}: {}", window_line(w, *h));
+            }
             println!(
                 "  events:             {events}  ({:.2} M/s)",
                 events as f64 / wall / 1e6
@@ -75,10 +109,15 @@ pub(in crate::cli) fn bench(scenario: &str) -> Result<()> {
             // One process per point so that peak memory is per point.
             let exe = std::env::current_exe()?;
             println!(
-                "scaling: fat-trees at 100 Gbps, DCTCP, single-threaded; web search at load 0.3, or a permutation of 2 MB flows"
+                "scaling: fat-trees at 100 Gbps, DCTCP, {}; web search at load 0.3, or a permutation of 2 MB flows",
+                if threads > 1 {
+                    format!("{threads} threads a run")
+                } else {
+                    "single-threaded".into()
+                }
             );
             println!(
-                "{:>3} {:>6} {:>12} {:>10} {:>9} {:>13} {:>9} {:>10}",
+                "{:>3} {:>6} {:>12} {:>10} {:>9} {:>13} {:>9} {:>10} {:>9} {:>9}",
                 "k",
                 "hosts",
                 "workload",
@@ -86,11 +125,19 @@ pub(in crate::cli) fn bench(scenario: &str) -> Result<()> {
                 "wall (s)",
                 "packet-hops",
                 "ns/hop",
-                "peak MiB"
+                "peak MiB",
+                "Mev/s",
+                "Mhop/s"
             );
             for (k, wl) in SCALE_POINTS {
                 let out = std::process::Command::new(&exe)
-                    .args(["bench", "--scenario", &format!("scale:{k}:{wl}")])
+                    .args([
+                        "bench",
+                        "--scenario",
+                        &format!("scale:{k}:{wl}"),
+                        "-t",
+                        &threads.to_string(),
+                    ])
                     .output()?;
                 if !out.status.success() {
                     bail!(
@@ -110,24 +157,34 @@ pub(in crate::cli) fn bench(scenario: &str) -> Result<()> {
             ) else {
                 bail!("`{point}`: expected scale:<k>:<websearch|permutation>");
             };
-            let cfg = scale_config(k, wl)?;
+            let mut cfg = scale_config(k, wl)?;
+            cfg.run.threads = threads;
             let mut hops = 0u64;
+            let mut events = 0u64;
             let mut wall = 0.0;
             let mut sim_ps = 0u64;
+            let mut window = None;
             for p in experiment::plan(&cfg, "<bench scale>", Path::new("."))? {
                 let r = experiment::execute(&p.config, Path::new("."), &p)
                     .map_err(anyhow::Error::msg)?;
                 hops += r.totals.packet_hops;
+                events += r.totals.events;
                 wall += r.wall_seconds;
                 sim_ps += r.totals.sim_end_ps;
+                window = r.window;
             }
             println!(
-                "{k:>3} {:>6} {wl:>12} {:>10.3} {wall:>9.2} {hops:>13} {:>9.1} {:>10.1}",
+                "{k:>3} {:>6} {wl:>12} {:>10.3} {wall:>9.2} {hops:>13} {:>9.1} {:>10.1} {:>9.2} {:>9.2}",
                 cfg.topology.n_hosts(),
                 sim_ps as f64 / 1e9,
                 wall * 1e9 / hops.max(1) as f64,
-                peak_rss_mib().unwrap_or(f64::NAN)
+                peak_rss_mib().unwrap_or(f64::NAN),
+                events as f64 / wall / 1e6,
+                hops as f64 / wall / 1e6
             );
+            if let Some(w) = &window {
+                println!("      {}", window_line(w, hops));
+            }
             Ok(())
         }
         other => bail!("unknown scenario `{other}`: use default, fat-tree, scale or all"),

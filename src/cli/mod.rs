@@ -33,9 +33,14 @@ pub enum Cmd {
     Run {
         /// Experiment TOML file.
         config: Option<PathBuf>,
-        /// Parallel runs, 1..=1024 (default: all cores). Results do not depend on it.
+        /// Parallel runs, 1..=1024 (default: all cores, divided by the threads of a run).
+        /// Results do not depend on it.
         #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         jobs: Option<u16>,
+        /// Threads per run, 1..=1024 (`[run] threads`): the run is split into partitions
+        /// that run at once. Results do not depend on it.
+        #[arg(short = 't', long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        threads: Option<u16>,
         /// Override the master seed.
         #[arg(long)]
         seed: Option<u64>,
@@ -99,6 +104,10 @@ pub enum Cmd {
         /// memory scale) or `all` (default, then fat-tree).
         #[arg(long, default_value = "all")]
         scenario: String,
+        /// Threads per run (`[run] threads`), 1..=1024; above 1 the window statistics of the
+        /// partitioned kernel are reported too.
+        #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        threads: u16,
     },
     /// Redraw an experiment's figures and tables from its results (no simulation).
     Plot {
@@ -195,12 +204,21 @@ pub fn transport_default_lines(c: &Config) -> Vec<String> {
     out
 }
 
+/// `--set` overrides with `-t N` as `run.threads=N` (last, so it wins).
+fn with_threads(mut set: Vec<String>, threads: Option<u16>) -> Vec<String> {
+    if let Some(t) = threads {
+        set.push(format!("run.threads={t}"));
+    }
+    set
+}
+
 pub fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run {
             config,
             jobs,
+            threads,
             seed,
             output_dir,
             quiet,
@@ -211,7 +229,7 @@ pub fn main() -> Result<()> {
             set,
         } => run(
             config.as_deref(),
-            &set,
+            &with_threads(set, threads),
             seed,
             output_dir,
             smoke,
@@ -272,7 +290,7 @@ pub fn main() -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench { scenario } => bench(&scenario),
+        Cmd::Bench { scenario, threads } => bench(&scenario, threads as u32),
         Cmd::Plot {
             config,
             output_dir,

@@ -191,7 +191,15 @@ pub fn run_experiment(
             plans.len()
         );
     }
-    let jobs = opts.jobs;
+    // Within the core budget: a run on t threads leaves room for cores / t runs at once.
+    let per_run = plans
+        .iter()
+        .map(|p| p.config.run.threads as usize)
+        .max()
+        .unwrap_or(1);
+    let jobs = opts
+        .jobs
+        .or_else(|| (per_run > 1).then(|| (rayon::current_num_threads() / per_run).max(1)));
     let parallel = jobs
         .unwrap_or_else(rayon::current_num_threads)
         .min(plans.len())

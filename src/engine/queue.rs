@@ -330,8 +330,15 @@ impl<E: Copy> EventQueue<E> {
     /// Removes and returns the earliest event if its time is before `limit`.
     #[inline]
     pub fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        if !self.settle() {
-            return None;
+        if self.head >= self.current.len() {
+            // Enter the next slot only if it may hold a due event: a peek must not move the
+            // wheel past events still to be pushed before it (another partition's, a start).
+            match self.next_start() {
+                Some(t) if t < limit.0 => {
+                    self.next_slot();
+                }
+                _ => return None,
+            }
         }
         let (k, ev) = self.current[self.head];
         let t = (k >> 64) as u64;
@@ -346,6 +353,27 @@ impl<E: Copy> EventQueue<E> {
         Some((SimTime(t), ev))
     }
 
+    /// With the current slot consumed: the earliest time the next non-empty slot can hold
+    /// (its first picosecond; the overflow's first event when the wheel is empty), None when
+    /// the queue is empty. Moves nothing.
+    fn next_start(&self) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let cur_idx = (self.cur % SLOTS as u64) as usize;
+        match self.next_set(cur_idx) {
+            Some(i) => {
+                let dist = (i + SLOTS - cur_idx) % SLOTS;
+                let dist = if dist == 0 { SLOTS } else { dist };
+                Some((self.cur + dist as u64) << SLOT_SHIFT)
+            }
+            None => self
+                .overflow
+                .peek()
+                .map(|Reverse(top)| (top.key >> 64) as u64),
+        }
+    }
+
     /// The pending event `k` places after the next one, if the current slot holds it: a
     /// hint for prefetching what it will touch (an event pushed meanwhile into the current
     /// slot may still come first).
@@ -357,10 +385,31 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        if !self.settle() {
+        if self.head < self.current.len() {
+            return Some(SimTime((self.current[self.head].0 >> 64) as u64));
+        }
+        if self.len == 0 {
             return None;
         }
-        Some(SimTime((self.current[self.head].0 >> 64) as u64))
+        // The earliest event of the next non-empty slot (its list is unsorted: a scan), or
+        // the overflow's first; the wheel does not move (see `pop_before`).
+        let cur_idx = (self.cur % SLOTS as u64) as usize;
+        match self.next_set(cur_idx) {
+            Some(i) => {
+                let mut n = self.slot_last[i];
+                let mut t = u64::MAX;
+                while n != NIL {
+                    let node = &self.nodes[n as usize];
+                    t = t.min(node.time);
+                    n = node.prev;
+                }
+                Some(SimTime(t))
+            }
+            None => self
+                .overflow
+                .peek()
+                .map(|Reverse(top)| SimTime((top.key >> 64) as u64)),
+        }
     }
 
     pub fn len(&self) -> usize {

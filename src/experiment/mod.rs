@@ -165,7 +165,7 @@ pub fn execute_with(
     progress: impl FnMut(crate::sim::Progress),
 ) -> Result<RunResult, String> {
     let wall = Instant::now();
-    if cfg.run.partitions > 1 {
+    if cfg.run.split() > 1 {
         return execute_partitioned(cfg, base, plan, wall);
     }
     let mut sim = build_sim(cfg, base, plan)?;
@@ -213,7 +213,8 @@ fn take_observed(sim: &mut Sim, r: &mut RunResult) {
 }
 
 /// Executes one run split into `[run] partitions` partitions (the windowed kernel,
-/// `sim::window`): every partition a replica built alike, merged at the end.
+/// `sim::window`) on `[run] threads` threads: every partition a replica built alike, merged
+/// at the end.
 fn execute_partitioned(
     cfg: &Config,
     base: &Path,
@@ -225,19 +226,29 @@ fn execute_partitioned(
             "run.partitions: partitioned runs do not support the probe ([probe]) yet".into(),
         );
     }
-    let n = cfg.run.partitions as usize;
+    let n = cfg.run.split();
     let mut parts = Vec::with_capacity(n);
     for _ in 0..n {
         parts.push(build_sim_with(cfg, base, plan, false)?);
     }
-    let map = crate::sim::window::PartitionMap::new(&parts[0].net, n, cfg.run.partition_seed)?;
+    let tiers: Vec<u8> = cfg
+        .topology
+        .build()
+        .switches
+        .iter()
+        .map(|s| s.tier)
+        .collect();
+    let map =
+        crate::sim::window::PartitionMap::new(&parts[0].net, &tiers, n, cfg.run.partition_seed)?;
     let mut w = crate::sim::window::Windowed::new(parts, map, plan.seed)?;
-    let end_reason = w.run();
+    let end_reason = w.run(cfg.run.threads as usize);
+    let stats = w.stats.clone();
     let mut sim = w.into_sim();
     crate::provenance::inputs_unchanged(base, &plan.identity)?;
     let rec = Recorder::new(&sim, plan, cfg);
     let mut r = collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)?;
     take_observed(&mut sim, &mut r);
+    r.window = Some(stats);
     Ok(r)
 }
 

@@ -713,5 +713,6 @@ pub fn collect_with(
         pcap_bytes: None,
         timeseries: None,
         timeseries_csv: None,
+        window: None,
     })
 }

@@ -131,6 +131,10 @@ pub struct RunResult {
     /// `ts_queues.csv`, `ts_links.csv`, `ts_flows.csv`.
     #[serde(skip)]
     pub timeseries_csv: Option<[String; 3]>,
+    /// A partitioned run: what the windowed kernel measured of its own work (for `dcsim
+    /// bench`; not an output: it depends on the machine).
+    #[serde(skip)]
+    pub window: Option<crate::sim::window::WindowStats>,
 }
 
 /// What a run's time series hold.

@@ -252,6 +252,21 @@ pub enum EndReason {
 }
 
 impl EndReason {
+    /// Every reason, in order (`from_index` inverts `as usize`).
+    const ALL: [EndReason; 6] = [
+        EndReason::AllFinished,
+        EndReason::TagFinished,
+        EndReason::StopTime,
+        EndReason::Idle,
+        EndReason::Unreachable,
+        EndReason::TimeLimit,
+    ];
+
+    /// The reason numbered `i` (`reason as usize`).
+    pub fn from_index(i: usize) -> EndReason {
+        Self::ALL[i]
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             EndReason::AllFinished => "all_finished",

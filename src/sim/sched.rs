@@ -111,11 +111,6 @@ impl Schedule {
         self.q.push_tie(t, tie, Ev::Arrival { host, index });
     }
 
-    #[inline(always)]
-    pub(in crate::sim) fn pop(&mut self) -> Option<(SimTime, Ev)> {
-        self.q.pop()
-    }
-
     /// The earliest event if it is due before `limit`.
     #[inline(always)]
     pub(in crate::sim) fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, Ev)> {

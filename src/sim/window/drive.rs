@@ -1,0 +1,524 @@
+//! The windowed kernel's driver: the coordinator that decides between windows (has the run
+//! ended? which flows start? which samples are due? where does the next window end?), and
+//! the threads that run the partitions' windows and exchange their messages.
+
+use super::merge::merge;
+use super::*;
+use crate::engine::barrier::SpinBarrier;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+/// What the windowed kernel measured of its own work.
+#[derive(Clone, Debug, Default)]
+pub struct WindowStats {
+    /// Windows run (each ended by a barrier).
+    pub windows: u64,
+    /// Messages between partitions (packets over cut links, PFC frames, dependencies).
+    pub messages: u64,
+    /// Threads that ran the partitions.
+    pub threads: usize,
+    /// Per thread: time spent handling its partitions' events and messages (s).
+    pub busy_s: Vec<f64>,
+    /// Per thread: time spent waiting at barriers (s).
+    pub barrier_s: Vec<f64>,
+    /// Time the coordinator spent between windows (end checks, samples, next window) (s).
+    pub coordinator_s: f64,
+    /// Windows run on one thread because the one before held few events.
+    pub solo_windows: u64,
+    /// Events handled (every partition's; the run's own events once per partition).
+    pub events: u64,
+}
+
+impl WindowStats {
+    /// The busiest thread's busy time over the mean (1: perfectly balanced).
+    pub fn imbalance(&self) -> f64 {
+        let n = self.busy_s.len().max(1) as f64;
+        let mean = self.busy_s.iter().sum::<f64>() / n;
+        let max = self.busy_s.iter().cloned().fold(0.0, f64::max);
+        if mean > 0.0 { max / mean } else { 1.0 }
+    }
+}
+
+/// A run split into partitions, run window by window (see the module).
+pub struct Windowed {
+    parts: Vec<Mutex<Sim>>,
+    /// The time series (`[timeseries]`), sampled from every partition between windows.
+    sampler: Option<Box<timeseries::Sampler>>,
+    map: PartitionMap,
+    shuffle: RngStream,
+    /// The instants of the run's own events (failures and their route recomputations).
+    run_events: Vec<SimTime>,
+    pub stats: WindowStats,
+}
+
+/// What a worker thread measured of itself.
+#[derive(Clone, Copy, Debug, Default)]
+struct WorkerTimes {
+    busy: f64,
+    waited: f64,
+    sent: u64,
+    solo: u64,
+}
+
+/// A window that follows one of fewer events runs on one thread (the barriers of a shared
+/// window cost about as much as a few hundred events on two cores, more when threads outnumber
+/// cores); the outputs do not depend on it.
+const SOLO_EVENTS: u64 = 512;
+
+/// Locks a partition (a panic elsewhere aborts the run, so a poisoned lock is not waited on).
+fn lock(m: &Mutex<Sim>) -> MutexGuard<'_, Sim> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The cells messages cross in: cell `from · n + to` holds what partition `from` sent
+/// partition `to` in the last window (one writer, then one reader: a barrier between).
+struct Cells {
+    n: usize,
+    cells: Vec<Mutex<Vec<Remote>>>,
+    /// Whether a cell holds messages (read before locking it).
+    full: Vec<AtomicBool>,
+}
+
+impl Cells {
+    fn new(n: usize) -> Self {
+        Cells {
+            n,
+            cells: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            full: (0..n * n).map(|_| AtomicBool::new(false)).collect(),
+        }
+    }
+
+    fn cell(&self, from: usize, to: usize) -> MutexGuard<'_, Vec<Remote>> {
+        self.cells[from * self.n + to]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Runs partition `i` up to `end` and posts what it sent; returns the messages posted.
+fn run_part(part: &Mutex<Sim>, i: usize, end: SimTime, cells: &Cells) -> u64 {
+    let mut s = lock(part);
+    s.run_window(end);
+    let part = s.part.as_mut().expect("partitioned");
+    let mut sent = 0;
+    for to in part.touched.drain(..) {
+        let v = &mut part.outbox[to as usize];
+        sent += v.len() as u64;
+        // The cell's emptied vector comes back: its capacity is reused.
+        std::mem::swap(v, &mut *cells.cell(i, to as usize));
+        cells.full[i * cells.n + to as usize].store(true, Ordering::Release);
+    }
+    sent
+}
+
+/// Hands partition `i` everything posted to it in the last window.
+fn deliver(part: &Mutex<Sim>, i: usize, cells: &Cells) {
+    let mut s = lock(part);
+    for from in 0..cells.n {
+        let full = &cells.full[from * cells.n + i];
+        if !full.load(Ordering::Acquire) {
+            continue;
+        }
+        full.store(false, Ordering::Relaxed);
+        let mut c = cells.cell(from, i);
+        for r in c.drain(..) {
+            s.receive(r);
+        }
+    }
+}
+
+/// Runs `f`, aborting the process if it panics: the other threads of the run would wait at
+/// a barrier for ever (the panic's message is printed first).
+fn or_abort<T>(f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => std::process::abort(),
+    }
+}
+
+impl Windowed {
+    /// The run of which `parts` are replicas (built alike, one per partition of `map`).
+    pub fn new(mut parts: Vec<Sim>, map: PartitionMap, seed: u64) -> Result<Windowed, String> {
+        assert_eq!(parts.len(), map.parts, "one replica per partition");
+        if parts[0].retire.is_some() {
+            return Err("run.partitions: partitioned runs keep every flow (no retiring)".into());
+        }
+        // The time series is taken by the driver from every partition's state at once;
+        // packet traces and delay attribution are kept per partition and merged.
+        let sampler = parts[0].sampler.take();
+        for s in parts.iter_mut() {
+            s.sampler = None;
+            s.sample_at = SimTime::MAX;
+            if let Some(w) = &mut s.pcap {
+                w.defer();
+            }
+            if let Some(a) = &mut s.attrib {
+                a.for_partition();
+            }
+        }
+        let owner = Arc::new(map.owner.clone());
+        let n = parts.len();
+        for (i, s) in parts.iter_mut().enumerate() {
+            s.set_partition(owner.clone(), i as u16, n);
+        }
+        let conv = parts[0].convergence;
+        let mut run_events: Vec<SimTime> = Vec::new();
+        // Failures are scheduled as run events at setup; each is followed by a reroute.
+        run_events.extend(parts[0].fail_at.iter().flat_map(|&t| [t, t + conv]));
+        run_events.sort();
+        run_events.dedup();
+        Ok(Windowed {
+            parts: parts.into_iter().map(Mutex::new).collect(),
+            sampler,
+            map,
+            shuffle: RngStream::new(seed, "partition-order"),
+            run_events,
+            stats: WindowStats::default(),
+        })
+    }
+
+    /// Runs to the end on `threads` threads (at most one per partition); the reason it
+    /// ended. One thread runs the partitions one after another, in a shuffled order each
+    /// window; more run them at once, each thread its share of the partitions, meeting at a
+    /// barrier after every window and after every exchange of messages.
+    pub fn run(&mut self, threads: usize) -> EndReason {
+        let n = self.parts.len();
+        let threads = threads.clamp(1, n);
+        self.stats.threads = threads;
+        self.stats.busy_s = vec![0.0; threads];
+        self.stats.barrier_s = vec![0.0; threads];
+        let cells = Cells::new(n);
+        let mut state = Driver {
+            sampler: &mut self.sampler,
+            map: &self.map,
+            run_events: &self.run_events,
+            windows: 0,
+            coordinator_s: 0.0,
+            events: 0,
+        };
+        let parts = &self.parts;
+        let mut messages = 0u64;
+        let reason = if threads == 1 {
+            let mut order: Vec<usize> = (0..n).collect();
+            let shuffle = &mut self.shuffle;
+            let mut busy = 0.0;
+            let r = state.drive(parts, |end, _, _| {
+                let t0 = Instant::now();
+                for i in (1..n).rev() {
+                    let j = shuffle.below(i as u64 + 1) as usize;
+                    order.swap(i, j);
+                }
+                for &i in &order {
+                    messages += run_part(&parts[i], i, end, &cells);
+                }
+                for (i, p) in parts.iter().enumerate() {
+                    deliver(p, i, &cells);
+                }
+                busy += t0.elapsed().as_secs_f64();
+            });
+            self.stats.busy_s[0] = busy;
+            r
+        } else {
+            // This thread is worker 0 and the coordinator; the others are spawned. Per window:
+            // the coordinator sets the end (barrier A), every worker runs its partitions
+            // (barrier B), delivers their messages (barrier C).
+            let barrier = SpinBarrier::new(threads);
+            let end = AtomicU64::new(0);
+            let stop = AtomicBool::new(false);
+            let (barrier, end, stop, cells) = (&barrier, &end, &stop, &cells);
+            let work = move |w: usize, t: &mut WorkerTimes| {
+                let mine = (w..n).step_by(threads);
+                let t1 = Instant::now();
+                let e = SimTime(end.load(Ordering::Acquire));
+                for i in mine.clone() {
+                    t.sent += run_part(&parts[i], i, e, cells);
+                }
+                let t2 = Instant::now();
+                barrier.wait();
+                let t3 = Instant::now();
+                for i in mine {
+                    deliver(&parts[i], i, cells);
+                }
+                let t4 = Instant::now();
+                barrier.wait();
+                t.busy += (t2 - t1).as_secs_f64() + (t4 - t3).as_secs_f64();
+                t.waited += (t3 - t2).as_secs_f64() + t4.elapsed().as_secs_f64();
+            };
+            let (reason, times) = std::thread::scope(|scope| {
+                let workers: Vec<_> = (1..threads)
+                    .map(|w| {
+                        scope.spawn(move || {
+                            or_abort(|| {
+                                let mut t = WorkerTimes::default();
+                                loop {
+                                    let t0 = Instant::now();
+                                    barrier.wait();
+                                    t.waited += t0.elapsed().as_secs_f64();
+                                    if stop.load(Ordering::Acquire) {
+                                        return t;
+                                    }
+                                    work(w, &mut t);
+                                }
+                            })
+                        })
+                    })
+                    .collect();
+                let mut t0 = WorkerTimes::default();
+                let mut solo = 0u64;
+                let reason = or_abort(|| {
+                    let r = state.drive(parts, |e, last, busy| {
+                        if last < SOLO_EVENTS {
+                            // Too little to share: the barriers would cost more than the
+                            // work. This thread runs every partition with something due;
+                            // the others wait.
+                            let t1 = Instant::now();
+                            for i in (0..n).filter(|&i| busy[i]) {
+                                t0.sent += run_part(&parts[i], i, e, cells);
+                            }
+                            for (i, p) in parts.iter().enumerate() {
+                                deliver(p, i, cells);
+                            }
+                            t0.busy += t1.elapsed().as_secs_f64();
+                            solo += 1;
+                            return;
+                        }
+                        end.store(e.0, Ordering::Release);
+                        barrier.wait();
+                        work(0, &mut t0);
+                    });
+                    stop.store(true, Ordering::Release);
+                    barrier.wait();
+                    r
+                });
+                t0.solo = solo;
+                let mut times = vec![t0];
+                times.extend(
+                    workers
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|_| std::process::abort())),
+                );
+                (reason, times)
+            });
+            self.stats.solo_windows = times[0].solo;
+            for (w, t) in times.iter().enumerate() {
+                self.stats.busy_s[w] = t.busy;
+                self.stats.barrier_s[w] = t.waited;
+                messages += t.sent;
+            }
+            reason
+        };
+        self.stats.windows = state.windows;
+        self.stats.events = state.events;
+        self.stats.coordinator_s = state.coordinator_s;
+        self.stats.messages = messages;
+        reason
+    }
+
+    /// The partitions merged into one run: what the unpartitioned run would hold at the end.
+    pub fn into_sim(self) -> Sim {
+        let Windowed {
+            parts,
+            map,
+            sampler,
+            ..
+        } = self;
+        let parts = parts
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect();
+        let mut sim = merge(parts, &map);
+        sim.sample_at = sampler.as_ref().map_or(SimTime::MAX, |s| s.next);
+        sim.sampler = sampler;
+        sim
+    }
+}
+
+/// The coordinator's state: what it decides between windows.
+struct Driver<'a> {
+    sampler: &'a mut Option<Box<timeseries::Sampler>>,
+    map: &'a PartitionMap,
+    run_events: &'a [SimTime],
+    windows: u64,
+    coordinator_s: f64,
+    events: u64,
+}
+
+impl Driver<'_> {
+    /// Runs windows until the run ends: between two windows (every partition idle), decides
+    /// whether it has ended, releases the flows due, takes samples, and chooses the next
+    /// window's end; `step(end)` runs every partition up to `end` and exchanges messages.
+    fn drive(
+        &mut self,
+        parts: &[Mutex<Sim>],
+        mut step: impl FnMut(SimTime, u64, &[bool]),
+    ) -> EndReason {
+        let mut next_grid = SimTime::ZERO;
+        let mut events = 0;
+        // Each partition's next due time; then whether it has anything due in the window.
+        let mut due: Vec<SimTime> = Vec::with_capacity(parts.len());
+        let mut busy: Vec<bool> = vec![true; parts.len()];
+        let reason = loop {
+            let t0 = Instant::now();
+            let mut all: Vec<MutexGuard<'_, Sim>> = parts.iter().map(lock).collect();
+            let stop = all[0].stop_time;
+            due.clear();
+            due.extend(all.iter_mut().map(|p| p.next_due().unwrap_or(SimTime::MAX)));
+            let next = due.iter().copied().min().filter(|&t| t < SimTime::MAX);
+            let at = next.unwrap_or(SimTime::MAX);
+            if at >= next_grid || at > stop {
+                if let Some(r) = self.grid_end(&mut all) {
+                    break r;
+                }
+                let Some(t) = next else {
+                    break EndReason::Idle;
+                };
+                if t > stop {
+                    for p in all.iter_mut() {
+                        p.now = stop;
+                    }
+                    break if t == SimTime::MAX {
+                        EndReason::TimeLimit
+                    } else {
+                        EndReason::StopTime
+                    };
+                }
+                next_grid = all[0].grid_after(t);
+                for p in all.iter_mut() {
+                    p.next_grid = next_grid;
+                    if !p.draining {
+                        p.release_due(next_grid);
+                    }
+                }
+                continue;
+            }
+            if let Some(sp) = self.sampler.as_mut() {
+                while at >= sp.next {
+                    sample(&all, &self.map.owner, sp);
+                }
+            }
+            let mut end = (at + self.map.lookahead).min(next_grid);
+            if let Some(sp) = self.sampler.as_ref() {
+                end = end.min(sp.next);
+            }
+            if stop < SimTime::MAX {
+                end = end.min(stop + SimTime(1));
+            }
+            if let Some(&r) = self.run_events.iter().find(|&&r| r > at) {
+                end = end.min(r);
+            }
+            // Events of the last window (the grid points between windows handle none).
+            let now_events: u64 = all.iter().map(|p| p.ev.popped()).sum();
+            let last = now_events - events;
+            events = now_events;
+            drop(all);
+            for (b, &d) in busy.iter_mut().zip(&due) {
+                *b = d < end;
+            }
+            self.coordinator_s += t0.elapsed().as_secs_f64();
+            step(end, last, &busy);
+            self.windows += 1;
+        };
+        let mut all: Vec<MutexGuard<'_, Sim>> = parts.iter().map(lock).collect();
+        self.events = all.iter().map(|p| p.ev.popped()).sum();
+        let now = all.iter().map(|p| p.now).max().expect("a partition");
+        for p in all.iter_mut() {
+            p.now = now;
+            for port in p.net.ports.iter_mut() {
+                port.close_pauses(now);
+            }
+            p.ended = Some(reason);
+        }
+        reason
+    }
+
+    /// At a grid point: whether the run has ended, from every partition's counts (the
+    /// unpartitioned kernel's `grid_end` over the whole run).
+    fn grid_end(&self, parts: &mut [MutexGuard<'_, Sim>]) -> Option<EndReason> {
+        let finished: usize = parts.iter().map(|p| p.finished).sum();
+        let started: usize = parts.iter().map(|p| p.started).sum();
+        let tag_finished: usize = parts.iter().map(|p| p.tag_finished).sum();
+        if finished == parts[0].total {
+            return Some(EndReason::AllFinished);
+        }
+        if parts[0].end_tag.is_some() && tag_finished == parts[0].tag_total {
+            for p in parts.iter_mut() {
+                p.draining = true;
+            }
+            if finished == started {
+                return Some(EndReason::TagFinished);
+            }
+        }
+        if parts[0].failing {
+            if parts.iter().any(|p| p.stranded_pending(finished)) {
+                return None;
+            }
+            // Every unit started (at its source) and not finished (at either end: UDP
+            // finishes at its receiver) must be between hosts that cannot reach each other.
+            let owner = &self.map.owner;
+            let mut reach = std::collections::HashMap::new();
+            let mut any = false;
+            if parts[0].msg_units {
+                let msgs = parts[0].transport.messages().unwrap_or(&[]);
+                for (i, m) in msgs.iter().enumerate() {
+                    let s = owner[m.src as usize] as usize;
+                    let snd = &parts[s].transport.messages().expect("RDMA")[i];
+                    if (m.order as usize) >= parts[s].next_start || snd.finish.is_some() {
+                        continue;
+                    }
+                    let ok = *reach
+                        .entry((m.src, m.dst))
+                        .or_insert_with(|| parts[0].net.reachable(m.src, m.dst));
+                    if ok {
+                        return None;
+                    }
+                    any = true;
+                }
+                return any.then_some(EndReason::Unreachable);
+            }
+            for f in 0..parts[0].flows.len() {
+                let fl = &parts[0].flows[f];
+                let (s, d) = (
+                    owner[fl.src as usize] as usize,
+                    owner[fl.dst as usize] as usize,
+                );
+                let snd = &parts[s].flows[f];
+                if !snd.started || snd.finish.is_some() || parts[d].flows[f].finish.is_some() {
+                    continue;
+                }
+                // Routes and link states are the same in every partition.
+                let ok = *reach
+                    .entry((fl.src, fl.dst))
+                    .or_insert_with(|| parts[0].net.reachable(fl.src, fl.dst));
+                if ok {
+                    return None;
+                }
+                any = true;
+            }
+            if any {
+                return Some(EndReason::Unreachable);
+            }
+        }
+        None
+    }
+}
+
+/// Takes the time-series sample due, each port's state from its node's partition and each
+/// flow's from its sender's (the unpartitioned kernel's `take_sample` over the whole run).
+fn sample(parts: &[MutexGuard<'_, Sim>], owner: &[u16], sp: &mut timeseries::Sampler) {
+    sample_state(
+        sp,
+        |p| {
+            let k = owner[parts[0].net.ports[p].node.idx()] as usize;
+            &parts[k].net.ports[p]
+        },
+        |f| {
+            parts.iter().find_map(|s| match s.flows.get(f as usize) {
+                Some(fl) if !fl.is_placeholder() && s.owns_host(fl.src) => {
+                    s.transport.sample(FlowId(f))
+                }
+                _ => None,
+            })
+        },
+    );
+}
