@@ -5,7 +5,7 @@
 use super::merge::merge;
 use super::*;
 use crate::engine::barrier::SpinBarrier;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -227,17 +227,28 @@ impl Windowed {
             let end = AtomicU64::new(0);
             let stop = AtomicBool::new(false);
             let (barrier, end, stop, cells) = (&barrier, &end, &stop, &cells);
-            let work = move |w: usize, t: &mut WorkerTimes| {
-                let mine = (w..n).step_by(threads);
+            // Partitions are taken from a shared counter, each by whichever thread is free
+            // (more partitions than threads balance the load window by window); who runs
+            // which changes no output.
+            let (next_run, next_deliver) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
+            let work = move |t: &mut WorkerTimes| {
                 let t1 = Instant::now();
                 let e = SimTime(end.load(Ordering::Acquire));
-                for i in mine.clone() {
+                loop {
+                    let i = next_run.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
                     t.sent += run_part(&parts[i], i, e, cells);
                 }
                 let t2 = Instant::now();
                 barrier.wait();
                 let t3 = Instant::now();
-                for i in mine {
+                loop {
+                    let i = next_deliver.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
                     deliver(&parts[i], i, cells);
                 }
                 let t4 = Instant::now();
@@ -247,7 +258,7 @@ impl Windowed {
             };
             let (reason, times) = std::thread::scope(|scope| {
                 let workers: Vec<_> = (1..threads)
-                    .map(|w| {
+                    .map(|_| {
                         scope.spawn(move || {
                             or_abort(|| {
                                 let mut t = WorkerTimes::default();
@@ -258,7 +269,7 @@ impl Windowed {
                                     if stop.load(Ordering::Acquire) {
                                         return t;
                                     }
-                                    work(w, &mut t);
+                                    work(&mut t);
                                 }
                             })
                         })
@@ -284,8 +295,10 @@ impl Windowed {
                             return;
                         }
                         end.store(e.0, Ordering::Release);
+                        next_run.store(0, Ordering::Relaxed);
+                        next_deliver.store(0, Ordering::Relaxed);
                         barrier.wait();
-                        work(0, &mut t0);
+                        work(&mut t0);
                     });
                     stop.store(true, Ordering::Release);
                     barrier.wait();
