@@ -17,29 +17,69 @@ pub(in crate::cli) fn peak_rss_mib() -> Option<f64> {
 fn window_line(w: &crate::sim::window::WindowStats, hops: u64) -> String {
     let barrier = w.barrier_s.iter().sum::<f64>() / w.barrier_s.len().max(1) as f64;
     format!(
-        "{} threads: {} windows ({} on one thread), {:.0} events per window, {:.1} % of \
-         events crossing partitions ({:.2} per packet-hop), imbalance {:.2} (busiest thread over \
-         the mean), barrier wait {:.3} s per thread, coordinator {:.3} s",
+        "{} partitions on {} threads: {} windows ({} on one thread), {:.0} events per window, \
+         {:.1} % of events crossing partitions ({:.2} per packet-hop), event imbalance {:.2} \
+         (busiest partition over the mean, window by window), time imbalance {:.2} (busiest \
+         thread over the mean), barrier wait {:.3} s per thread, coordinator {:.3} s",
+        w.partitions,
         w.threads,
         w.windows,
         w.solo_windows,
         w.events as f64 / w.windows.max(1) as f64,
         100.0 * w.messages as f64 / w.events.max(1) as f64,
         w.messages as f64 / hops.max(1) as f64,
+        w.event_imbalance(),
         w.imbalance(),
         barrier,
         w.coordinator_s
     )
 }
 
-pub(in crate::cli) fn bench(scenario: &str, threads: u32) -> Result<()> {
+/// How `dcsim bench` runs its scenarios.
+pub(in crate::cli) struct BenchOpts {
+    /// Threads per run.
+    pub threads: u32,
+    /// Partitions per run (at least the threads).
+    pub partitions: u32,
+    /// A scale point's simulated time (web search), when not the point's own.
+    pub sim_time: Option<String>,
+}
+
+impl BenchOpts {
+    /// The options as `dcsim bench` arguments, for a child process.
+    fn args(&self) -> Vec<String> {
+        let mut a = vec![
+            "-t".to_string(),
+            self.threads.to_string(),
+            "-p".into(),
+            self.partitions.to_string(),
+        ];
+        if let Some(t) = &self.sim_time {
+            a.extend(["--sim-time".into(), t.clone()]);
+        }
+        a
+    }
+
+    /// How a run is split, for the scenario's heading.
+    fn split(&self) -> String {
+        match (self.threads, self.partitions.max(self.threads)) {
+            (1, 1) => "single-threaded".into(),
+            (t, p) if p == t => format!("{t} threads a run"),
+            (t, p) => format!("{p} partitions on {t} thread(s) a run"),
+        }
+    }
+}
+
+pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
+    let threads = o.threads;
     match scenario {
         "all" => {
             // One process per scenario so that peak memory is per scenario.
             let exe = std::env::current_exe()?;
             for s in ["default", "fat-tree"] {
                 let st = std::process::Command::new(&exe)
-                    .args(["bench", "--scenario", s, "-t", &threads.to_string()])
+                    .args(["bench", "--scenario", s])
+                    .args(o.args())
                     .status()?;
                 if !st.success() {
                     bail!("benchmark {s} failed");
@@ -63,6 +103,7 @@ pub(in crate::cli) fn bench(scenario: &str, threads: u32) -> Result<()> {
             };
             cfg.seeds = 1;
             cfg.run.threads = threads;
+            cfg.run.partitions = o.partitions;
             let mut events = 0u64;
             let mut hops = 0u64;
             let mut wall = 0.0;
@@ -83,11 +124,7 @@ pub(in crate::cli) fn bench(scenario: &str, threads: u32) -> Result<()> {
             println!("  simulated time:     {:.3} ms", sim_ps as f64 / 1e9);
             println!(
                 "  wall time:          {wall:.3} s ({}, including setup)",
-                if threads > 1 {
-                    format!("{threads} threads a run")
-                } else {
-                    "single-threaded".into()
-                }
+                o.split()
             );
             for (id, w, h) in &windows {
                 println!("  {id}: {}", window_line(w, *h));
@@ -110,14 +147,10 @@ pub(in crate::cli) fn bench(scenario: &str, threads: u32) -> Result<()> {
             let exe = std::env::current_exe()?;
             println!(
                 "scaling: fat-trees at 100 Gbps, DCTCP, {}; web search at load 0.3, or a permutation of 2 MB flows",
-                if threads > 1 {
-                    format!("{threads} threads a run")
-                } else {
-                    "single-threaded".into()
-                }
+                o.split()
             );
             println!(
-                "{:>3} {:>6} {:>12} {:>10} {:>9} {:>13} {:>9} {:>10} {:>9} {:>9}",
+                "{:>3} {:>6} {:>12} {:>10} {:>9} {:>13} {:>9} {:>10} {:>9} {:>9} {:>13}",
                 "k",
                 "hosts",
                 "workload",
@@ -127,17 +160,13 @@ pub(in crate::cli) fn bench(scenario: &str, threads: u32) -> Result<()> {
                 "ns/hop",
                 "peak MiB",
                 "Mev/s",
-                "Mhop/s"
+                "Mhop/s",
+                "events"
             );
             for (k, wl) in SCALE_POINTS {
                 let out = std::process::Command::new(&exe)
-                    .args([
-                        "bench",
-                        "--scenario",
-                        &format!("scale:{k}:{wl}"),
-                        "-t",
-                        &threads.to_string(),
-                    ])
+                    .args(["bench", "--scenario", &format!("scale:{k}:{wl}")])
+                    .args(o.args())
                     .output()?;
                 if !out.status.success() {
                     bail!(
@@ -157,8 +186,9 @@ pub(in crate::cli) fn bench(scenario: &str, threads: u32) -> Result<()> {
             ) else {
                 bail!("`{point}`: expected scale:<k>:<websearch|permutation>");
             };
-            let mut cfg = scale_config(k, wl)?;
+            let mut cfg = scale_config(k, wl, o.sim_time.as_deref())?;
             cfg.run.threads = threads;
+            cfg.run.partitions = o.partitions;
             let mut hops = 0u64;
             let mut events = 0u64;
             let mut wall = 0.0;
@@ -174,7 +204,7 @@ pub(in crate::cli) fn bench(scenario: &str, threads: u32) -> Result<()> {
                 window = r.window;
             }
             println!(
-                "{k:>3} {:>6} {wl:>12} {:>10.3} {wall:>9.2} {hops:>13} {:>9.1} {:>10.1} {:>9.2} {:>9.2}",
+                "{k:>3} {:>6} {wl:>12} {:>10.3} {wall:>9.2} {hops:>13} {:>9.1} {:>10.1} {:>9.2} {:>9.2} {events:>13}",
                 cfg.topology.n_hosts(),
                 sim_ps as f64 / 1e9,
                 wall * 1e9 / hops.max(1) as f64,
@@ -205,7 +235,7 @@ pub(in crate::cli) const SCALE_POINTS: &[(u32, &str)] = &[
 /// The benchmark fat-tree (scenario b) at arity `k` with web search at load 0.3 (simulated
 /// for 5 ms up to k = 8, 2 ms at k = 16, 1 ms at k = 32) or a permutation of 2 MB flows (to
 /// completion).
-pub(in crate::cli) fn scale_config(k: u32, wl: &str) -> Result<Config> {
+pub(in crate::cli) fn scale_config(k: u32, wl: &str, sim_time: Option<&str>) -> Result<Config> {
     let mut t: toml::Table = toml::from_str(BENCH_FAT_TREE)?;
     let set = |t: &mut toml::Table, key: &str, v: toml::Value| {
         crate::sweep::set_key(t, key, v).map_err(anyhow::Error::msg)
@@ -216,19 +246,16 @@ pub(in crate::cli) fn scale_config(k: u32, wl: &str) -> Result<Config> {
         "name",
         toml::Value::String(format!("bench-scale-k{k}-{wl}")),
     )?;
-    let ms = match k {
-        0..=8 => 5,
-        9..=16 => 2,
-        _ => 1,
+    let time = match (sim_time, k) {
+        (Some(t), _) => t.to_string(),
+        (None, 0..=8) => "5ms".into(),
+        (None, 9..=16) => "2ms".into(),
+        (None, _) => "1ms".into(),
     };
     match wl {
         "websearch" => {
-            set(&mut t, "stop_time", toml::Value::String(format!("{ms}ms")))?;
-            set(
-                &mut t,
-                "workload.until",
-                toml::Value::String(format!("{ms}ms")),
-            )?;
+            set(&mut t, "stop_time", toml::Value::String(time.clone()))?;
+            set(&mut t, "workload.until", toml::Value::String(time))?;
         }
         "permutation" => {
             t.remove("stop_time");

@@ -108,6 +108,15 @@ pub enum Cmd {
         /// partitioned kernel are reported too.
         #[arg(short = 't', long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
         threads: u16,
+        /// Partitions per run (`[run] partitions`), 1..=4096 (default: the threads); more
+        /// partitions than threads run in turns, so the window statistics (crossing share,
+        /// event imbalance) of many partitions can be measured on few cores.
+        #[arg(short = 'p', long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+        partitions: Option<u16>,
+        /// Simulated time of a `scale` point's web search (e.g. `0.2ms`; default 5 ms up to
+        /// k = 8, 2 ms at k = 16, 1 ms beyond).
+        #[arg(long, value_name = "TIME")]
+        sim_time: Option<String>,
     },
     /// Redraw an experiment's figures and tables from its results (no simulation).
     Plot {
@@ -290,7 +299,19 @@ pub fn main() -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench { scenario, threads } => bench(&scenario, threads as u32),
+        Cmd::Bench {
+            scenario,
+            threads,
+            partitions,
+            sim_time,
+        } => bench(
+            &scenario,
+            &BenchOpts {
+                threads: threads as u32,
+                partitions: partitions.map_or(threads as u32, u32::from),
+                sim_time,
+            },
+        ),
         Cmd::Plot {
             config,
             output_dir,

@@ -645,6 +645,47 @@ fn the_scaling_benchmark_runs_a_point() {
     assert_eq!(v[5], "360000", "16 flows of 2 MB over 4 or 6 hops: {line}");
     let o = dcsim(&["bench", "--scenario", "scale:4:nothing"], tmp.path());
     assert!(!o.status.success() && stderr(&o).contains("websearch or permutation"));
+    // Split into 4 partitions on 2 threads: the same packet-hops and events, and the window
+    // statistics of 4 partitions.
+    let point = |extra: &[&str]| {
+        let mut a = vec![
+            "bench",
+            "--scenario",
+            "scale:4:websearch",
+            "--sim-time",
+            "0.2ms",
+        ];
+        a.extend_from_slice(extra);
+        let o = dcsim(&a, tmp.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let (one, split) = (point(&[]), point(&["-t", "2", "-p", "4"]));
+    let cols = |s: &str| -> Vec<String> {
+        let v: Vec<&str> = s.lines().next().unwrap().split_whitespace().collect();
+        vec![v[3].into(), v[5].into(), v[10].into()]
+    };
+    assert_eq!(cols(&one), cols(&split), "{one}\n{split}");
+    assert_eq!(cols(&one)[0], "0.200", "{one}");
+    assert!(split.contains("4 partitions on 2 threads"), "{split}");
+    let imbalance: f64 = split
+        .split("event imbalance ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|x| x.parse().ok())
+        .expect("an event imbalance");
+    assert!((1.0..=4.0).contains(&imbalance), "{split}");
+    let o = dcsim(
+        &[
+            "bench",
+            "--scenario",
+            "scale:4:websearch",
+            "--sim-time",
+            "2xs",
+        ],
+        tmp.path(),
+    );
+    assert!(!o.status.success(), "a bad time is refused");
 }
 
 #[test]

@@ -28,6 +28,11 @@ pub struct WindowStats {
     pub solo_windows: u64,
     /// Events handled (every partition's; the run's own events once per partition).
     pub events: u64,
+    /// Partitions the run was split into.
+    pub partitions: usize,
+    /// Summed over windows: the events of the window's busiest partition. With one core per
+    /// partition, a window lasts as long as its busiest partition takes.
+    pub busiest_events: u64,
 }
 
 impl WindowStats {
@@ -37,6 +42,18 @@ impl WindowStats {
         let mean = self.busy_s.iter().sum::<f64>() / n;
         let max = self.busy_s.iter().cloned().fold(0.0, f64::max);
         if mean > 0.0 { max / mean } else { 1.0 }
+    }
+
+    /// Event imbalance with one core per partition: the windows' busiest partitions' events
+    /// over the mean partition's (1: every window evenly split). A count, so it does not move
+    /// with the machine, unlike [`WindowStats::imbalance`].
+    pub fn event_imbalance(&self) -> f64 {
+        let mean = self.events as f64 / self.partitions.max(1) as f64;
+        if mean > 0.0 {
+            self.busiest_events as f64 / mean
+        } else {
+            1.0
+        }
     }
 }
 
@@ -196,6 +213,7 @@ impl Windowed {
             windows: 0,
             coordinator_s: 0.0,
             events: 0,
+            busiest: 0,
         };
         let parts = &self.parts;
         let mut messages = 0u64;
@@ -323,6 +341,8 @@ impl Windowed {
         };
         self.stats.windows = state.windows;
         self.stats.events = state.events;
+        self.stats.partitions = n;
+        self.stats.busiest_events = state.busiest;
         self.stats.coordinator_s = state.coordinator_s;
         self.stats.messages = messages;
         reason
@@ -355,6 +375,8 @@ struct Driver<'a> {
     windows: u64,
     coordinator_s: f64,
     events: u64,
+    /// Summed over windows: the busiest partition's events.
+    busiest: u64,
 }
 
 impl Driver<'_> {
@@ -371,6 +393,8 @@ impl Driver<'_> {
         // Each partition's next due time; then whether it has anything due in the window.
         let mut due: Vec<SimTime> = Vec::with_capacity(parts.len());
         let mut busy: Vec<bool> = vec![true; parts.len()];
+        // Each partition's events so far (for the busiest partition of each window).
+        let mut popped: Vec<u64> = vec![0; parts.len()];
         let reason = loop {
             let t0 = Instant::now();
             let mut all: Vec<MutexGuard<'_, Sim>> = parts.iter().map(lock).collect();
@@ -421,7 +445,15 @@ impl Driver<'_> {
                 end = end.min(r);
             }
             // Events of the last window (the grid points between windows handle none).
-            let now_events: u64 = all.iter().map(|p| p.ev.popped()).sum();
+            let mut now_events = 0;
+            let mut most = 0;
+            for (p, seen) in all.iter().zip(popped.iter_mut()) {
+                let e = p.ev.popped();
+                now_events += e;
+                most = most.max(e - *seen);
+                *seen = e;
+            }
+            self.busiest += most;
             let last = now_events - events;
             events = now_events;
             drop(all);
@@ -434,6 +466,13 @@ impl Driver<'_> {
         };
         let mut all: Vec<MutexGuard<'_, Sim>> = parts.iter().map(lock).collect();
         self.events = all.iter().map(|p| p.ev.popped()).sum();
+        // The last window's busiest partition.
+        self.busiest += all
+            .iter()
+            .zip(&popped)
+            .map(|(p, &seen)| p.ev.popped() - seen)
+            .max()
+            .unwrap_or(0);
         let now = all.iter().map(|p| p.now).max().expect("a partition");
         for p in all.iter_mut() {
             p.now = now;
