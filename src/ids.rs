@@ -5,6 +5,7 @@ macro_rules! id {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+        #[derive(serde::Serialize, serde::Deserialize)]
         pub struct $name(pub u32);
         impl $name {
             #[inline]

@@ -301,13 +301,21 @@ impl std::str::FromStr for BitRate {
 
 macro_rules! serde_via_string {
     ($t:ty, $what:expr) => {
+        // Config files and JSON outputs carry the value with its unit; binary formats (what
+        // partitions of one run send each other) carry the integer.
         impl Serialize for $t {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&self.to_string())
+                match s.is_human_readable() {
+                    true => s.serialize_str(&self.to_string()),
+                    false => s.serialize_u64(self.0),
+                }
             }
         }
         impl<'de> Deserialize<'de> for $t {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                if !d.is_human_readable() {
+                    return u64::deserialize(d).map(Self);
+                }
                 struct V;
                 impl serde::de::Visitor<'_> for V {
                     type Value = $t;

@@ -32,7 +32,14 @@ fn window_line(w: &crate::sim::window::WindowStats, hops: u64) -> String {
         w.imbalance(),
         barrier,
         w.coordinator_s
-    )
+    ) + &match w.packed_bytes {
+        0 => String::new(),
+        b => format!(
+            ", {:.0} bytes packed per window ({:.1} per message)",
+            b as f64 / w.windows.max(1) as f64,
+            b as f64 / w.messages.max(1) as f64
+        ),
+    }
 }
 
 /// How `dcsim bench` runs its scenarios.
@@ -43,6 +50,8 @@ pub(in crate::cli) struct BenchOpts {
     pub partitions: u32,
     /// A scale point's simulated time (web search), when not the point's own.
     pub sim_time: Option<String>,
+    /// Messages between partitions cross packed into bytes (`[run] exchange = "bytes"`).
+    pub bytes: bool,
 }
 
 impl BenchOpts {
@@ -57,7 +66,17 @@ impl BenchOpts {
         if let Some(t) = &self.sim_time {
             a.extend(["--sim-time".into(), t.clone()]);
         }
+        if self.bytes {
+            a.extend(["--exchange".into(), "bytes".into()]);
+        }
         a
+    }
+
+    fn exchange(&self) -> crate::config::Exchange {
+        match self.bytes {
+            true => crate::config::Exchange::Bytes,
+            false => crate::config::Exchange::Memory,
+        }
     }
 
     /// How a run is split, for the scenario's heading.
@@ -104,6 +123,7 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
             cfg.seeds = 1;
             cfg.run.threads = threads;
             cfg.run.partitions = o.partitions;
+            cfg.run.exchange = o.exchange();
             let mut events = 0u64;
             let mut hops = 0u64;
             let mut wall = 0.0;
@@ -189,6 +209,7 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
             let mut cfg = scale_config(k, wl, o.sim_time.as_deref())?;
             cfg.run.threads = threads;
             cfg.run.partitions = o.partitions;
+            cfg.run.exchange = o.exchange();
             let mut hops = 0u64;
             let mut events = 0u64;
             let mut wall = 0.0;

@@ -117,6 +117,10 @@ pub enum Cmd {
         /// k = 8, 2 ms at k = 16, 1 ms beyond).
         #[arg(long, value_name = "TIME")]
         sim_time: Option<String>,
+        /// How messages between partitions travel (`[run] exchange`): `memory`, or `bytes`
+        /// (packed as between processes; reports the bytes per window).
+        #[arg(long, default_value = "memory", value_parser = ["memory", "bytes"])]
+        exchange: String,
     },
     /// Redraw an experiment's figures and tables from its results (no simulation).
     Plot {
@@ -304,12 +308,14 @@ pub fn main() -> Result<()> {
             threads,
             partitions,
             sim_time,
+            exchange,
         } => bench(
             &scenario,
             &BenchOpts {
                 threads: threads as u32,
                 partitions: partitions.map_or(threads as u32, u32::from),
                 sim_time,
+                bytes: exchange == "bytes",
             },
         ),
         Cmd::Plot {

@@ -19,6 +19,21 @@ pub struct RunConfig {
     /// tier with what hangs off them, dealt largest first to the least loaded partition),
     /// another value a random assignment seeded by it. Default 0.
     pub partition_seed: u64,
+    /// How messages between partitions travel: `memory` (moved between threads) or `bytes`
+    /// (packed into bytes and unpacked, as between processes: to check that the packing
+    /// changes nothing). Default memory.
+    pub exchange: Exchange,
+}
+
+/// How messages between partitions travel (`[run] exchange`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Exchange {
+    /// Moved between threads as values.
+    #[default]
+    Memory,
+    /// Packed into bytes and unpacked, as between processes.
+    Bytes,
 }
 
 impl Default for RunConfig {
@@ -28,6 +43,7 @@ impl Default for RunConfig {
             threads: 1,
             partitions: 1,
             partition_seed: 0,
+            exchange: Exchange::Memory,
         }
     }
 }

@@ -253,7 +253,12 @@ fn execute_partitioned(
         .collect();
     let map =
         crate::sim::window::PartitionMap::new(&parts[0].net, &tiers, n, cfg.run.partition_seed)?;
-    let mut w = crate::sim::window::Windowed::new(parts, map, plan.seed)?;
+    let mut w = crate::sim::window::Windowed::new(
+        parts,
+        map,
+        plan.seed,
+        cfg.run.exchange == crate::config::Exchange::Bytes,
+    )?;
     let end_reason = w.run(cfg.run.threads as usize);
     let stats = w.stats.clone();
     let mut sim = w.into_sim();

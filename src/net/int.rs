@@ -7,7 +7,7 @@
 use crate::units::SimTime;
 
 /// One hop of in-band network telemetry, stamped by a switch as the packet leaves it (HPCC).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntHop {
     /// When the packet left the port.
     pub time: SimTime,
@@ -23,7 +23,7 @@ pub struct IntHop {
 pub const INT_MAX_HOPS: usize = 5;
 
 /// The telemetry stack of one packet.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntStack {
     pub n: u8,
     pub hops: [IntHop; INT_MAX_HOPS],

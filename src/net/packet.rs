@@ -9,7 +9,7 @@ use crate::ids::{FlowId, PortId};
 use crate::units::SimTime;
 
 /// What a packet is.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum PktKind {
     /// Transport data.
@@ -33,7 +33,7 @@ pub mod ecn {
 }
 
 /// A packet (56 bytes). Keep it small: it is copied into queues and links at every hop.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Packet {
     /// Owning flow (or queue pair).
     pub flow: FlowId,
@@ -81,7 +81,7 @@ pub struct Packet {
 ///
 /// Packets with none of these meanings carry [`Hdr::NONE`]. Eight bytes, not a field per
 /// meaning, because a packet on a wire is one cache line.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Hdr(u64);
 
 impl Hdr {

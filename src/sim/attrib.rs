@@ -125,7 +125,7 @@ impl Attribution {
 }
 
 /// Per-hop sums of one packet's journey (ps).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Journey {
     queue: u64,
     higher: u64,
@@ -147,7 +147,7 @@ impl Journey {
 /// other is written before it is read); (1) the queue snapshot and the first sender terms;
 /// (2) the rest of the sender terms, and an acknowledgement's copy of its data packet's;
 /// (3) an acknowledgement's copy of its data packet's journey.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[repr(C, align(64))]
 pub struct Trace {
     journey: Journey,

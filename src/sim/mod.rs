@@ -127,7 +127,7 @@ fn prefetch<T>(p: *const T) {
 /// Wire size of a PFC frame unless `[switch.pfc] frame_size` says otherwise.
 pub const PFC_FRAME_BYTES: u32 = 64;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Ev {
     TxDone(PortId),
     Arrive(PortId),

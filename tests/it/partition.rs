@@ -12,22 +12,29 @@
 
 use crate::golden::{GOLDEN, golden_outputs};
 
-/// Partition counts, maps (balanced: seed 0; seeded random) and threads.
-const SPLITS: &[(u32, u64, u32)] = &[(2, 0, 1), (3, 7, 3), (5, 0, 2), (8, 11, 8)];
+/// Partition counts, maps (balanced: seed 0; seeded random), threads, and how messages
+/// cross (`bytes`: packed and unpacked, as between processes).
+const SPLITS: &[(u32, u64, u32, &str)] = &[
+    (2, 0, 1, "memory"),
+    (3, 7, 3, "bytes"),
+    (5, 0, 2, "memory"),
+    (8, 11, 8, "memory"),
+];
 
 /// Runs golden config `name` unsplit, then split every way of [`SPLITS`], and checks that
 /// every hashed output is the same.
 fn same_bytes_split(name: &str) {
     let base: [&str; 0] = [];
     let seq = golden_outputs(name, &base);
-    for &(p, seed, t) in SPLITS {
+    for &(p, seed, t, exchange) in SPLITS {
         let (p, seed, t) = (
             format!("run.partitions={p}"),
             format!("run.partition_seed={seed}"),
             t.to_string(),
         );
+        let exchange = format!("run.exchange=\"{exchange}\"");
         let mut args = base.to_vec();
-        args.extend(["--set", &p, "--set", &seed, "-t", &t]);
+        args.extend(["--set", &p, "--set", &seed, "-t", &t, "--set", &exchange]);
         let par = golden_outputs(name, &args);
         assert_eq!(
             seq.keys().collect::<Vec<_>>(),

@@ -30,6 +30,9 @@ pub struct WindowStats {
     pub events: u64,
     /// Partitions the run was split into.
     pub partitions: usize,
+    /// Bytes the messages between partitions were packed into (`[run] exchange = "bytes"`;
+    /// what processes would send each other).
+    pub packed_bytes: u64,
     /// Summed over windows: the events of the window's busiest partition. With one core per
     /// partition, a window lasts as long as its busiest partition takes.
     pub busiest_events: u64,
@@ -66,6 +69,8 @@ pub struct Windowed {
     shuffle: RngStream,
     /// The instants of the run's own events (failures and their route recomputations).
     run_events: Vec<SimTime>,
+    /// Messages cross packed into bytes (`[run] exchange = "bytes"`).
+    packed: bool,
     pub stats: WindowStats,
 }
 
@@ -75,6 +80,8 @@ struct WorkerTimes {
     busy: f64,
     waited: f64,
     sent: u64,
+    /// Bytes the messages it delivered were packed into.
+    packed: u64,
     solo: u64,
 }
 
@@ -95,14 +102,17 @@ struct Cells {
     cells: Vec<Mutex<Vec<Remote>>>,
     /// Whether a cell holds messages (read before locking it).
     full: Vec<AtomicBool>,
+    /// Messages cross packed into bytes and unpacked (`[run] exchange = "bytes"`).
+    packed: bool,
 }
 
 impl Cells {
-    fn new(n: usize) -> Self {
+    fn new(n: usize, packed: bool) -> Self {
         Cells {
             n,
             cells: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
             full: (0..n * n).map(|_| AtomicBool::new(false)).collect(),
+            packed,
         }
     }
 
@@ -129,9 +139,11 @@ fn run_part(part: &Mutex<Sim>, i: usize, end: SimTime, cells: &Cells) -> u64 {
     sent
 }
 
-/// Hands partition `i` everything posted to it in the last window.
-fn deliver(part: &Mutex<Sim>, i: usize, cells: &Cells) {
+/// Hands partition `i` everything posted to it in the last window; returns the bytes the
+/// messages were packed into (none unless they cross packed).
+fn deliver(part: &Mutex<Sim>, i: usize, cells: &Cells) -> u64 {
     let mut s = lock(part);
+    let mut packed = 0;
     for from in 0..cells.n {
         let full = &cells.full[from * cells.n + i];
         if !full.load(Ordering::Acquire) {
@@ -139,10 +151,21 @@ fn deliver(part: &Mutex<Sim>, i: usize, cells: &Cells) {
         }
         full.store(false, Ordering::Relaxed);
         let mut c = cells.cell(from, i);
+        if cells.packed {
+            let mut bytes = Vec::new();
+            wire::pack(&c, &mut bytes);
+            packed += bytes.len() as u64;
+            c.clear();
+            for r in wire::unpack(&bytes).expect("this binary unpacks what it packed") {
+                s.receive(r);
+            }
+            continue;
+        }
         for r in c.drain(..) {
             s.receive(r);
         }
     }
+    packed
 }
 
 /// Runs `f`, aborting the process if it panics: the other threads of the run would wait at
@@ -155,8 +178,14 @@ fn or_abort<T>(f: impl FnOnce() -> T) -> T {
 }
 
 impl Windowed {
-    /// The run of which `parts` are replicas (built alike, one per partition of `map`).
-    pub fn new(mut parts: Vec<Sim>, map: PartitionMap, seed: u64) -> Result<Windowed, String> {
+    /// The run of which `parts` are replicas (built alike, one per partition of `map`);
+    /// `packed`: messages between partitions cross packed into bytes (`[run] exchange`).
+    pub fn new(
+        mut parts: Vec<Sim>,
+        map: PartitionMap,
+        seed: u64,
+        packed: bool,
+    ) -> Result<Windowed, String> {
         assert_eq!(parts.len(), map.parts, "one replica per partition");
         if parts[0].retire.is_some() {
             return Err("run.partitions: partitioned runs keep every flow (no retiring)".into());
@@ -191,6 +220,7 @@ impl Windowed {
             map,
             shuffle: RngStream::new(seed, "partition-order"),
             run_events,
+            packed,
             stats: WindowStats::default(),
         })
     }
@@ -205,7 +235,7 @@ impl Windowed {
         self.stats.threads = threads;
         self.stats.busy_s = vec![0.0; threads];
         self.stats.barrier_s = vec![0.0; threads];
-        let cells = Cells::new(n);
+        let cells = Cells::new(n, self.packed);
         let mut state = Driver {
             sampler: &mut self.sampler,
             map: &self.map,
@@ -217,6 +247,7 @@ impl Windowed {
         };
         let parts = &self.parts;
         let mut messages = 0u64;
+        let mut packed = 0u64;
         let reason = if threads == 1 {
             let mut order: Vec<usize> = (0..n).collect();
             let shuffle = &mut self.shuffle;
@@ -231,7 +262,7 @@ impl Windowed {
                     messages += run_part(&parts[i], i, end, &cells);
                 }
                 for (i, p) in parts.iter().enumerate() {
-                    deliver(p, i, &cells);
+                    packed += deliver(p, i, &cells);
                 }
                 busy += t0.elapsed().as_secs_f64();
             });
@@ -267,7 +298,7 @@ impl Windowed {
                     if i >= n {
                         break;
                     }
-                    deliver(&parts[i], i, cells);
+                    t.packed += deliver(&parts[i], i, cells);
                 }
                 let t4 = Instant::now();
                 barrier.wait();
@@ -306,7 +337,7 @@ impl Windowed {
                                 t0.sent += run_part(&parts[i], i, e, cells);
                             }
                             for (i, p) in parts.iter().enumerate() {
-                                deliver(p, i, cells);
+                                t0.packed += deliver(p, i, cells);
                             }
                             t0.busy += t1.elapsed().as_secs_f64();
                             solo += 1;
@@ -336,6 +367,7 @@ impl Windowed {
                 self.stats.busy_s[w] = t.busy;
                 self.stats.barrier_s[w] = t.waited;
                 messages += t.sent;
+                packed += t.packed;
             }
             reason
         };
@@ -345,6 +377,7 @@ impl Windowed {
         self.stats.busiest_events = state.busiest;
         self.stats.coordinator_s = state.coordinator_s;
         self.stats.messages = messages;
+        self.stats.packed_bytes = packed;
         reason
     }
 

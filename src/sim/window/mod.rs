@@ -33,11 +33,16 @@
 //! state; a packet's delay-attribution record travels with it, and a unit's split between
 //! `sender` and `recovery` takes in the losses every partition saw before it finished.
 //!
-//! Not yet: threads and processes (the partitions run one after another), and the probe;
-//! every flow is kept (no release of finished flows).
+//! The partitions run one after another on one thread (in a shuffled order each window), or
+//! at once on several (`drive`). Messages cross as values, or packed into bytes and unpacked
+//! (`wire`, `[run] exchange = "bytes"`), as they will between processes.
+//!
+//! Not yet: processes (MPI ranks), and the probe; every flow is kept (no release of
+//! finished flows).
 
 mod drive;
 mod merge;
+mod wire;
 
 pub use drive::{WindowStats, Windowed};
 
@@ -203,12 +208,14 @@ pub(in crate::sim) struct Part {
 /// What a packet takes with it to another partition besides itself: the in-band telemetry
 /// it carries (runs with telemetry) and its delay-attribution record (runs with attribution),
 /// both kept in side tables by its replica.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(in crate::sim) struct Carried {
     pub int: Option<Box<crate::net::int::IntStack>>,
     pub trace: Option<Box<attrib::Trace>>,
 }
 
 /// Something one partition sends another.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(in crate::sim) enum Remote {
     /// The `index`-th packet over port `link`'s link, due at its far end at `at`.
     Packet {
