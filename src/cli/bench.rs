@@ -228,7 +228,12 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
                 "{k:>3} {:>6} {wl:>12} {:>10.3} {wall:>9.2} {hops:>13} {:>9.1} {:>10.1} {:>9.2} {:>9.2} {events:>13}",
                 cfg.topology.n_hosts(),
                 sim_ps as f64 / 1e9,
-                wall * 1e9 / hops.max(1) as f64,
+                // No packet-hops (a point cut before any packet, to time setup): no cost per hop.
+                if hops > 0 {
+                    wall * 1e9 / hops as f64
+                } else {
+                    f64::NAN
+                },
                 peak_rss_mib().unwrap_or(f64::NAN),
                 events as f64 / wall / 1e6,
                 hops as f64 / wall / 1e6
