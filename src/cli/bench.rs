@@ -50,8 +50,8 @@ pub(in crate::cli) struct BenchOpts {
     pub partitions: u32,
     /// A scale point's simulated time (web search), when not the point's own.
     pub sim_time: Option<String>,
-    /// Messages between partitions cross packed into bytes (`[run] exchange = "bytes"`).
-    pub bytes: bool,
+    /// How messages between partitions travel (`[run] exchange`).
+    pub exchange: crate::config::Exchange,
 }
 
 impl BenchOpts {
@@ -66,17 +66,17 @@ impl BenchOpts {
         if let Some(t) = &self.sim_time {
             a.extend(["--sim-time".into(), t.clone()]);
         }
-        if self.bytes {
+        if self.exchange == crate::config::Exchange::Bytes {
             a.extend(["--exchange".into(), "bytes".into()]);
         }
         a
     }
 
-    fn exchange(&self) -> crate::config::Exchange {
-        match self.bytes {
-            true => crate::config::Exchange::Bytes,
-            false => crate::config::Exchange::Memory,
-        }
+    /// Splits `run` as these options say.
+    fn apply(&self, run: &mut crate::config::RunConfig) {
+        run.threads = self.threads;
+        run.partitions = self.partitions;
+        run.exchange = self.exchange;
     }
 
     /// How a run is split, for the scenario's heading.
@@ -90,7 +90,6 @@ impl BenchOpts {
 }
 
 pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
-    let threads = o.threads;
     match scenario {
         "all" => {
             // One process per scenario so that peak memory is per scenario.
@@ -121,9 +120,7 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
                 )
             };
             cfg.seeds = 1;
-            cfg.run.threads = threads;
-            cfg.run.partitions = o.partitions;
-            cfg.run.exchange = o.exchange();
+            o.apply(&mut cfg.run);
             let mut events = 0u64;
             let mut hops = 0u64;
             let mut wall = 0.0;
@@ -207,9 +204,7 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
                 bail!("`{point}`: expected scale:<k>:<websearch|permutation>");
             };
             let mut cfg = scale_config(k, wl, o.sim_time.as_deref())?;
-            cfg.run.threads = threads;
-            cfg.run.partitions = o.partitions;
-            cfg.run.exchange = o.exchange();
+            o.apply(&mut cfg.run);
             let mut hops = 0u64;
             let mut events = 0u64;
             let mut wall = 0.0;

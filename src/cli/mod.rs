@@ -315,7 +315,10 @@ pub fn main() -> Result<()> {
                 threads: threads as u32,
                 partitions: partitions.map_or(threads as u32, u32::from),
                 sim_time,
-                bytes: exchange == "bytes",
+                exchange: match exchange.as_str() {
+                    "bytes" => crate::config::Exchange::Bytes,
+                    _ => crate::config::Exchange::Memory,
+                },
             },
         ),
         Cmd::Plot {

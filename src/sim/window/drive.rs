@@ -152,14 +152,11 @@ fn deliver(part: &Mutex<Sim>, i: usize, cells: &Cells) -> u64 {
         full.store(false, Ordering::Relaxed);
         let mut c = cells.cell(from, i);
         if cells.packed {
+            // Through bytes and back, as between processes.
             let mut bytes = Vec::new();
             wire::pack(&c, &mut bytes);
             packed += bytes.len() as u64;
-            c.clear();
-            for r in wire::unpack(&bytes).expect("this binary unpacks what it packed") {
-                s.receive(r);
-            }
-            continue;
+            *c = wire::unpack(&bytes).expect("this binary unpacks what it packed");
         }
         for r in c.drain(..) {
             s.receive(r);
@@ -478,14 +475,7 @@ impl Driver<'_> {
                 end = end.min(r);
             }
             // Events of the last window (the grid points between windows handle none).
-            let mut now_events = 0;
-            let mut most = 0;
-            for (p, seen) in all.iter().zip(popped.iter_mut()) {
-                let e = p.ev.popped();
-                now_events += e;
-                most = most.max(e - *seen);
-                *seen = e;
-            }
+            let (now_events, most) = count_window(&all, &mut popped);
             self.busiest += most;
             let last = now_events - events;
             events = now_events;
@@ -498,14 +488,9 @@ impl Driver<'_> {
             self.windows += 1;
         };
         let mut all: Vec<MutexGuard<'_, Sim>> = parts.iter().map(lock).collect();
-        self.events = all.iter().map(|p| p.ev.popped()).sum();
-        // The last window's busiest partition.
-        self.busiest += all
-            .iter()
-            .zip(&popped)
-            .map(|(p, &seen)| p.ev.popped() - seen)
-            .max()
-            .unwrap_or(0);
+        let (total, most) = count_window(&all, &mut popped);
+        self.events = total;
+        self.busiest += most;
         let now = all.iter().map(|p| p.now).max().expect("a partition");
         for p in all.iter_mut() {
             p.now = now;
@@ -586,6 +571,19 @@ impl Driver<'_> {
         }
         None
     }
+}
+
+/// Every partition's events so far, and the most any one handled since `seen` (each
+/// partition's count at the last call, brought up to date).
+fn count_window(parts: &[MutexGuard<'_, Sim>], seen: &mut [u64]) -> (u64, u64) {
+    let (mut total, mut most) = (0, 0);
+    for (p, seen) in parts.iter().zip(seen) {
+        let e = p.ev.popped();
+        total += e;
+        most = most.max(e - *seen);
+        *seen = e;
+    }
+    (total, most)
 }
 
 /// Takes the time-series sample due, each port's state from its node's partition and each
