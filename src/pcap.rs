@@ -197,6 +197,13 @@ impl PcapWriter {
             .unwrap_or_default()
     }
 
+    /// Adds captures taken by another process's replica of the same partition.
+    pub fn put_deferred(&mut self, caps: Vec<Deferred>) {
+        if let Some(d) = &mut self.deferred {
+            d.extend(caps);
+        }
+    }
+
     /// Writes the captures of every partition, merged into the run's order: by time, by
     /// their event's tie, and by their order within the event.
     pub fn write_merged(&mut self, mut caps: Vec<Deferred>) {

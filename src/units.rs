@@ -300,7 +300,7 @@ impl std::str::FromStr for BitRate {
 }
 
 macro_rules! serde_via_string {
-    ($t:ty, $what:expr) => {
+    ($t:ident, $what:expr) => {
         // Config files and JSON outputs carry the value with its unit; binary formats (what
         // partitions of one run send each other) carry the integer.
         impl Serialize for $t {
@@ -324,6 +324,13 @@ macro_rules! serde_via_string {
                     }
                     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<$t, E> {
                         v.parse().map_err(E::custom)
+                    }
+                    // The binary form, read back through serde's buffering of an
+                    // internally tagged enum (which reports itself human-readable): a
+                    // partition's end-of-run state. Config files never give an unsigned
+                    // integer (TOML's are signed: `visit_i64`).
+                    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<$t, E> {
+                        Ok($t(v))
                     }
                     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<$t, E> {
                         Err(E::custom(format!(

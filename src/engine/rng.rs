@@ -24,7 +24,7 @@ fn fnv1a(s: &str) -> u64 {
 }
 
 /// A seeded random stream.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RngStream {
     g: Pcg64Mcg,
 }

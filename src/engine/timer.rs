@@ -13,7 +13,7 @@
 use crate::units::SimTime;
 
 /// A timer with one pending event at most.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LazyTimer {
     /// When it is due (MAX: not armed).
     deadline: SimTime,

@@ -261,7 +261,7 @@ fn execute_partitioned(
     )?;
     let end_reason = w.run(cfg.run.threads as usize);
     let stats = w.stats.clone();
-    let mut sim = w.into_sim();
+    let mut sim = w.into_sim(|| build_sim_with(cfg, base, plan, false))?;
     crate::provenance::inputs_unchanged(base, &plan.identity)?;
     let rec = Recorder::new(&sim, plan, cfg);
     let mut r = collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)?;

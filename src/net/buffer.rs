@@ -176,7 +176,7 @@ pub enum Admit {
     Accept { xoff: bool },
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Ingress {
     rsv: u64,
     shared: u64,
@@ -185,7 +185,7 @@ struct Ingress {
 }
 
 /// The MMU of one switch. Ports are indexed locally (0..n_ports).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Mmu {
     kind: BufferKind,
     per_port: u64,

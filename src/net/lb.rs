@@ -86,7 +86,7 @@ impl LbParams {
 }
 
 /// One flowlet-table entry: the port of its current flowlet and when its last packet came.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct FlowletEntry {
     last: SimTime,
     port: PortId,
@@ -145,7 +145,7 @@ pub fn proto_of(p: &Packet, rdma: bool) -> u8 {
 }
 
 /// Runtime load balancer of one switch.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LoadBalancer {
     pub kind: LbKind,
     pub salt: u64,

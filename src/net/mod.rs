@@ -190,7 +190,7 @@ pub struct Node {
 }
 
 /// Per-switch state.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Switch {
     pub mmu: Mmu,
     pub lb: LoadBalancer,

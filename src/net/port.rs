@@ -194,7 +194,7 @@ impl SchedulerConfig {
 
 /// Runtime state of a scheduler. The large states are boxed so that a port stays compact
 /// (strict priority, the common case, carries no state).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Scheduler {
     Strict,
     Pfabric,
@@ -203,7 +203,7 @@ pub enum Scheduler {
 }
 
 /// Deficit round robin state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DwrrState {
     quantum: [u64; MAX_QUEUES],
     deficit: [u64; MAX_QUEUES],
@@ -213,7 +213,7 @@ pub struct DwrrState {
 }
 
 /// Token buckets of the minimum-bandwidth scheduler.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct MinBwState {
     /// Token rate per queue in bit/s (0 = no guarantee).
     rate: [u64; MAX_QUEUES],
@@ -271,7 +271,7 @@ pub fn pfabric_rank(pkt: &Packet) -> u64 {
 }
 
 /// Counters of one port, those every transmission touches first.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PortStats {
     /// Packets / wire bytes that started transmission on this port.
     pub tx_pkts: u64,
@@ -293,7 +293,7 @@ pub struct PortStats {
 
 /// One priority queue of a port: its packets (a FIFO; it dereferences to the `VecDeque`)
 /// and their bytes, side by side.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Queue {
     pkts: VecDeque<Packet>,
     /// Wire bytes of the packets queued.
@@ -317,7 +317,7 @@ impl std::ops::DerefMut for Queue {
 
 /// A packet on a link and the time it arrives at the far end: one cache line exactly, so that
 /// taking it off the wire reads one line, not the two an unaligned 64-byte slot straddles.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 #[repr(C, align(64))]
 pub struct InFlight {
     pub at: SimTime,
@@ -329,7 +329,7 @@ pub struct InFlight {
 /// cache lines: (0) the serializer, occupancy, peer and flags; (1) the wire's and the ECN
 /// policy's headers; (2) the transmission counters; (3) the first queue. Further queues follow
 /// in order; what only failures, PFC or other schedulers use comes last.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 #[repr(C, align(64))]
 pub struct Port {
     /// The serializer is busy until this time.

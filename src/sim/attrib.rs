@@ -60,7 +60,7 @@
 use crate::units::SimTime;
 
 /// The components of one flow's FCT (ps); they sum to the FCT.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Attribution {
     pub sender: u64,
     pub recovery: u64,
@@ -290,8 +290,17 @@ pub struct Attrib {
 /// packet, and when the packet was sent.
 pub type Loss = (u32, (SimTime, u64), SimTime);
 
+/// What a partitioned run's merge takes from a replica's attribution
+/// ([`Attrib::part_results`]): results, loss log and finishes.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct PartResults {
+    results: Vec<Option<Attribution>>,
+    losses: Option<Vec<Loss>>,
+    finishes: Vec<Option<Finish>>,
+}
+
 /// What the split between `sender` and `recovery` of a finished unit depends on.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct Finish {
     /// The finishing event's key.
     key: (SimTime, u64),
@@ -323,6 +332,23 @@ impl Attrib {
     pub fn for_partition(&mut self) {
         self.losses = Some(Vec::new());
         self.finishes = vec![None; self.units.len()];
+    }
+
+    /// What the merge of a partitioned run takes from this replica (to send it to the
+    /// process that merges).
+    pub fn part_results(&self) -> PartResults {
+        PartResults {
+            results: self.results.clone(),
+            losses: self.losses.clone(),
+            finishes: self.finishes.clone(),
+        }
+    }
+
+    /// Takes in what another process's replica of the same partition exported.
+    pub fn set_part_results(&mut self, r: PartResults) {
+        self.results = r.results;
+        self.losses = r.losses;
+        self.finishes = r.finishes;
     }
 
     /// Takes the record of the packet with uid `uid` out (it leaves for another partition's

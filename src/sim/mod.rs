@@ -183,7 +183,7 @@ enum NicPick {
 }
 
 /// Byte and packet conservation counters (wire bytes).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Conservation {
     pub sent_pkts: u64,
     pub sent_bytes: u64,
@@ -232,7 +232,7 @@ pub struct SimSetup<'a> {
 pub const NO_STOP: SimTime = SimTime(u64::MAX - 1);
 
 /// How the run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
     /// Every flow finished.

@@ -138,7 +138,7 @@ pub trait Host {
 }
 
 /// Per-flow counters.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FlowStats {
     /// Data packets handed to the NIC (including retransmissions).
     pub data_pkts: u64,
@@ -150,7 +150,7 @@ pub struct FlowStats {
 
 /// A flow as the simulator sees it: endpoints, size, timing, NIC class, timers and counters.
 /// The protocol state lives in the run's [`Transport`], indexed by the same [`FlowId`].
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Flow {
     pub id: FlowId,
     /// The workload's flow id (as in the input CSV).
@@ -409,6 +409,7 @@ macro_rules! transport_enum {
         /// The transport of a run: one variant for the whole run, owning every flow's protocol
         /// state.
         #[allow(clippy::large_enum_variant)]
+        #[derive(serde::Serialize, serde::Deserialize)]
         pub enum Transport {
             $(
                 #[doc = concat!("TCP (NewReno/SACK) with the `", stringify!($cc), "` window controller.")]

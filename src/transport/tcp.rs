@@ -41,7 +41,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 /// What a pFabric packet's rank (priority number, smaller first) is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankKind {
     /// The flow's remaining size: bytes not yet acknowledged when the packet is sent
@@ -70,7 +70,7 @@ impl RankKind {
 }
 
 /// Parameters shared by every TCP flow of a run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct TcpParams {
     pub mss: u32,
     /// Header bytes added to every packet on the wire (data and ACK).
@@ -97,7 +97,7 @@ const LOST: u8 = 2;
 const RETX: u8 = 4;
 
 /// The sender's view of outstanding segments `[una, nxt)`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Scoreboard {
     /// Segment index of `st[0]` (= snd_una / mss).
     base: u64,
@@ -281,7 +281,7 @@ impl Scoreboard {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Recovery {
     None,
     /// Fast recovery after SACK/duplicate-ACK loss detection.
@@ -312,7 +312,7 @@ pub struct AckResult {
 }
 
 /// TCP sender state, with its window controller's state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TcpSender<C: WindowCc> {
     pub size: u64,
     pub snd_una: u64,
@@ -617,7 +617,7 @@ impl<C: WindowCc> TcpSender<C> {
 }
 
 /// TCP receiver state.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TcpReceiver {
     pub rcv_nxt: u64,
     /// Out-of-order blocks above `rcv_nxt`, sorted and disjoint, `[lo, hi)` in bytes.
@@ -694,7 +694,7 @@ fn encode_sack(sack: Option<(u64, u64)>, mss: u64) -> Hdr {
 }
 
 /// One TCP connection: both ends (the simulator knows both hosts).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TcpConn<C: WindowCc> {
     pub snd: TcpSender<C>,
     pub rcv: TcpReceiver,
@@ -719,6 +719,7 @@ pub struct TcpStats {
 
 /// The TCP transport of a run with window controller `C`: its parameters and every flow's
 /// connection.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Tcp<C: WindowCc> {
     pub params: TcpParams,
     pub cc: C,

@@ -14,7 +14,7 @@ use crate::net::packet::Packet;
 use crate::units::{BitRate, SimTime};
 
 /// One UDP flow's state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct UdpFlow {
     /// Payload bytes handed to the NIC so far.
     pub sent: u64,
@@ -25,6 +25,7 @@ pub struct UdpFlow {
 }
 
 /// The UDP transport of a run.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Udp {
     pub mss: u32,
     pub header: u32,

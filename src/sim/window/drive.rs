@@ -187,23 +187,12 @@ impl Windowed {
         if parts[0].retire.is_some() {
             return Err("run.partitions: partitioned runs keep every flow (no retiring)".into());
         }
-        // The time series is taken by the driver from every partition's state at once;
-        // packet traces and delay attribution are kept per partition and merged.
+        // The time series is taken by the driver from every partition's state at once.
         let sampler = parts[0].sampler.take();
-        for s in parts.iter_mut() {
-            s.sampler = None;
-            s.sample_at = SimTime::MAX;
-            if let Some(w) = &mut s.pcap {
-                w.defer();
-            }
-            if let Some(a) = &mut s.attrib {
-                a.for_partition();
-            }
-        }
         let owner = Arc::new(map.owner.clone());
         let n = parts.len();
         for (i, s) in parts.iter_mut().enumerate() {
-            s.set_partition(owner.clone(), i as u16, n);
+            s.make_replica(owner.clone(), i as u16, n);
         }
         let conv = parts[0].convergence;
         let mut run_events: Vec<SimTime> = Vec::new();
@@ -379,21 +368,37 @@ impl Windowed {
     }
 
     /// The partitions merged into one run: what the unpartitioned run would hold at the end.
-    pub fn into_sim(self) -> Sim {
+    /// `fresh` builds a replica alike (not run): when messages cross as bytes, every
+    /// partition but the first also hands its end-of-run state over as bytes
+    /// (`Sim::export_part`) to a fresh replica, which stands for it in the merge, as
+    /// between processes.
+    pub fn into_sim(self, fresh: impl Fn() -> Result<Sim, String>) -> Result<Sim, String> {
         let Windowed {
             parts,
             map,
             sampler,
+            packed,
             ..
         } = self;
-        let parts = parts
+        let mut parts: Vec<Sim> = parts
             .into_iter()
             .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect();
+        if packed {
+            let owner = Arc::new(map.owner.clone());
+            let n = parts.len();
+            for (i, p) in parts.iter_mut().enumerate().skip(1) {
+                let bytes = p.export_part();
+                let mut f = fresh()?;
+                f.make_replica(owner.clone(), i as u16, n);
+                f.import_part(&bytes)?;
+                *p = f;
+            }
+        }
         let mut sim = merge(parts, &map);
         sim.sample_at = sampler.as_ref().map_or(SimTime::MAX, |s| s.next);
         sim.sampler = sampler;
-        sim
+        Ok(sim)
     }
 }
 

@@ -134,7 +134,7 @@ pub(super) fn merge(parts: Vec<Sim>, map: &PartitionMap) -> Sim {
         base.tag_finished += o.tag_finished;
         base.started += o.started;
         // The run's own events were handled by every partition: counted once.
-        base.events_elsewhere += o.ev.popped() - o.run_events;
+        base.events_elsewhere += o.events() - o.run_events;
     }
     // Packet traces: every partition's captures, in the run's order.
     if base.pcap.is_some() {

@@ -42,6 +42,7 @@
 
 mod drive;
 mod merge;
+mod state;
 mod wire;
 
 pub use drive::{WindowStats, Windowed};
@@ -269,8 +270,18 @@ impl Part {
 }
 
 impl Sim {
-    /// Makes this run the replica of partition `me` under `owner` (node → partition).
-    pub(in crate::sim) fn set_partition(&mut self, owner: Arc<Vec<u16>>, me: u16, n: usize) {
+    /// Makes this run the replica of partition `me` of `n` under `owner` (node →
+    /// partition): without a time series of its own (the driver samples every partition),
+    /// keeping its packet captures and delay attribution's losses for the merge.
+    pub(in crate::sim) fn make_replica(&mut self, owner: Arc<Vec<u16>>, me: u16, n: usize) {
+        self.sampler = None;
+        self.sample_at = SimTime::MAX;
+        if let Some(w) = &mut self.pcap {
+            w.defer();
+        }
+        if let Some(a) = &mut self.attrib {
+            a.for_partition();
+        }
         self.part = Some(Box::new(Part {
             owner,
             me,

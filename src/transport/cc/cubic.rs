@@ -26,7 +26,7 @@ use crate::units::SimTime;
 use serde::Serialize;
 
 /// CUBIC's parameters (`[cubic]`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Cubic {
     /// `C`, segments per second cubed (RFC 8312: 0.4).
     pub c: f64,
@@ -50,7 +50,7 @@ impl Default for Cubic {
 }
 
 /// CUBIC's state of one flow.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CubicState {
     /// The window before the last reduction (`W_max`), segments; 0 before the first.
     pub w_max: f64,

@@ -14,7 +14,7 @@ use super::{AckFeedback, FlowCtx, SenderView, WindowCc};
 use serde::Serialize;
 
 /// D2TCP: penalty `alpha^d`, `d = clip(Tc/D, 0.5, 2)`; `missed_d` after the deadline.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct D2tcp {
     pub g: f64,
     pub init_alpha: f64,
@@ -22,7 +22,7 @@ pub struct D2tcp {
 }
 
 /// A D2TCP flow's state: DCTCP's estimate and the current exponent `d`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct D2tcpState {
     pub est: AlphaEstimator,
     pub d: f64,

@@ -80,7 +80,7 @@ impl DcqcnParams {
 const NEVER: SimTime = SimTime::MAX;
 
 /// DCQCN state of one queue pair.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Dcqcn {
     line: f64,
     pub rate: f64,

@@ -14,14 +14,14 @@ use super::{AckFeedback, FlowCtx, SenderView, WindowCc};
 use serde::Serialize;
 
 /// DCTCP with gain `g` and initial `alpha`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Dctcp {
     pub g: f64,
     pub init_alpha: f64,
 }
 
 /// DCTCP's congestion estimate and its per-window byte counts (also D2TCP's and PDTCP's).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AlphaEstimator {
     pub alpha: f64,
     /// The current window of data ends when the cumulative ACK reaches this sequence.

@@ -26,7 +26,7 @@ use super::{RateAck, RateCc};
 use serde::Serialize;
 
 /// DCTCP-rate parameters (rates in bit/s).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct DctcpRate {
     /// Alpha gain g.
     pub g: f64,
@@ -38,7 +38,7 @@ pub struct DctcpRate {
 }
 
 /// DCTCP-rate state of one queue pair.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DctcpRateState {
     line: f64,
     pub rate: f64,

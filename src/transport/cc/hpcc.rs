@@ -28,7 +28,7 @@ use crate::units::SimTime;
 use serde::Serialize;
 
 /// HPCC parameters (rates in bit/s).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Hpcc {
     /// Target utilisation η.
     pub eta: f64,
@@ -47,7 +47,7 @@ pub struct Hpcc {
 }
 
 /// HPCC state of one queue pair.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct HpccState {
     line: f64,
     /// The sending rate R.

@@ -95,7 +95,7 @@ pub struct Growth {
 
 /// A window congestion controller (per-run parameters; per-flow state in `State`).
 pub trait WindowCc: Clone + std::fmt::Debug {
-    type State: Clone + std::fmt::Debug;
+    type State: Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned;
 
     /// The state of a new flow.
     fn state(&self) -> Self::State;
@@ -187,7 +187,7 @@ pub struct RateAck<'a> {
 /// A rate congestion controller of an RDMA queue pair (per-run parameters; per-queue-pair
 /// state in `State`).
 pub trait RateCc: Clone + std::fmt::Debug {
-    type State: Clone + std::fmt::Debug;
+    type State: Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned;
 
     /// The state of a new queue pair on a host whose line rate is `line_bps`.
     fn state(&self, line_bps: f64) -> Self::State;
@@ -227,7 +227,7 @@ pub trait RateCc: Clone + std::fmt::Debug {
 }
 
 /// No rate control: every queue pair sends at its host's line rate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct LineRate;
 
 impl RateCc for LineRate {

@@ -32,7 +32,7 @@ pub enum ExponentPolicy {
 }
 
 /// PDTCP: penalty `alpha^p`; `fixed_p` pins the exponent (analysis check).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Pdtcp {
     pub g: f64,
     pub init_alpha: f64,
@@ -43,7 +43,7 @@ pub struct Pdtcp {
 
 /// A PDTCP flow's state: DCTCP's estimate, the current exponent `p`, and when the early flip
 /// happened.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PdtcpState {
     pub est: AlphaEstimator,
     pub p: f64,

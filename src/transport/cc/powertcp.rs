@@ -32,7 +32,7 @@ use crate::units::SimTime;
 use serde::Serialize;
 
 /// PowerTCP parameters (rates in bit/s).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct PowerTcp {
     /// EWMA weight γ of the window update, (0, 1].
     pub gamma: f64,
@@ -44,7 +44,7 @@ pub struct PowerTcp {
 }
 
 /// PowerTCP state of one queue pair.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PowerTcpState {
     line: f64,
     /// The window W in bytes.

@@ -8,7 +8,7 @@ use super::WindowCc;
 use serde::Serialize;
 
 /// NewReno: no ECN reaction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Reno;
 
 impl WindowCc for Reno {

@@ -21,7 +21,7 @@ use crate::units::SimTime;
 use serde::Serialize;
 
 /// Swift parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Swift {
     /// Additive increase per RTT, in packets.
     pub ai: f64,
@@ -38,7 +38,7 @@ pub struct Swift {
 }
 
 /// Swift state of one flow.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct SwiftState {
     /// The last RTT sample.
     pub delay: SimTime,

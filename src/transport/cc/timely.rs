@@ -24,7 +24,7 @@ use crate::units::SimTime;
 use serde::Serialize;
 
 /// TIMELY parameters (rates in bit/s).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Timely {
     /// EWMA weight of a new RTT difference.
     pub alpha: f64,
@@ -42,7 +42,7 @@ pub struct Timely {
 }
 
 /// TIMELY state of one queue pair.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TimelyState {
     line: f64,
     pub rate: f64,

@@ -27,7 +27,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 /// Parameters of IRN loss recovery (`[irn]`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct IrnParams {
     /// Timeout when at most `low_pkts` packets are in flight.
     pub rto_low: SimTime,
@@ -51,7 +51,7 @@ impl IrnParams {
 }
 
 /// A set of PSNs at or above a moving base, as a bitmap of 64-bit words.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PsnBitmap {
     /// PSN of bit 0 of the first word (a multiple of 64).
     base: u64,
@@ -124,7 +124,7 @@ impl PsnBitmap {
 }
 
 /// The sender's IRN state beside the queue pair's PSN pointers.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct IrnSender {
     /// BDP-FC: at most this many PSNs sent and not cumulatively acknowledged.
     pub cap: u64,
@@ -187,7 +187,7 @@ pub enum IrnReply {
 }
 
 /// The receiver's IRN state: packets held above the expected PSN.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct IrnReceiver {
     pub held: PsnBitmap,
 }

@@ -54,7 +54,7 @@ pub use sched::{HostSched, path_offset};
 pub const ROCE_PORT: u16 = 4791;
 
 /// The RDMA side of a run's transport choice.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct RdmaSpec {
     pub params: RdmaParams,
     pub sched: HostSched,
@@ -72,7 +72,7 @@ macro_rules! conn_spec {
         /// The connections of an RDMA scheme: reliable-connection queue pairs paced by one
         /// of the registry's rate controllers (`transport::registry`), at line rate, or
         /// MP-RDMA connections.
-        #[derive(Clone, Debug, Serialize)]
+        #[derive(Clone, Debug, Serialize, serde::Deserialize)]
         #[serde(tag = "kind", rename_all = "snake_case")]
         pub enum ConnSpec {
             $(
@@ -89,7 +89,7 @@ macro_rules! conn_spec {
 crate::transport::registry::ccs!(conn_spec []);
 
 /// One message of the workload.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Msg {
     pub ext_id: u32,
     /// Its position in the workload's arrival order.
@@ -119,7 +119,7 @@ pub struct Msg {
 }
 
 /// Counters summed over a run's connections.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct QpTotals {
     pub timeouts: u64,
     pub nacks: u64,
@@ -215,7 +215,7 @@ pub struct Acked {
 }
 
 /// Queue pairs and pending messages of one (source, destination) host pair.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Pair {
     /// `single_path`/`srm`: [the QP]; `nem`: [short, long]; `gpmp`: [high, low 0..n].
     pub qps: Vec<FlowId>,
@@ -232,10 +232,29 @@ const SPORTS: usize = 16_384;
 /// The UDP source ports a host pair's queue pairs have taken: a short list while there are
 /// few (most pairs), a bitmap of the whole range once there are many (a pair with a queue
 /// pair per message), so that choosing a port stays O(1).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 enum Sports {
     List(Vec<u16>),
-    Bits(Box<[u64; SPORTS / 64]>),
+    Bits(#[serde(with = "bitmap")] Box<[u64; SPORTS / 64]>),
+}
+
+/// [`Sports::Bits`] as a sequence (serde derives stop at arrays of 32).
+mod bitmap {
+    use super::SPORTS;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &[u64; SPORTS / 64], s: S) -> Result<S::Ok, S::Error> {
+        b[..].serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Box<[u64; SPORTS / 64]>, D::Error> {
+        let v = Vec::<u64>::deserialize(d)?;
+        v.into_boxed_slice()
+            .try_into()
+            .map_err(|_| serde::de::Error::custom("a port bitmap of the wrong length"))
+    }
 }
 
 impl Default for Sports {
@@ -281,6 +300,7 @@ impl Sports {
 
 /// The RDMA transport of a run: messages, host pairs, and every connection's state (indexed by
 /// its [`FlowId`]: every flow of an RDMA run is a connection).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Rdma<Q: QueuePair> {
     pub spec: RdmaSpec,
     /// Parameters of the connections.

@@ -35,7 +35,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 /// MP-RDMA parameters (GPMP reconstruction §9 item 14).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct MpParams {
     /// Out-of-order tolerance Δ in packets. Default 32.
     pub delta: u64,
@@ -62,7 +62,7 @@ pub struct MpSeg {
 const ACKED: u8 = 1;
 
 /// Sender state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct MpSender {
     pub wqes: VecDeque<Wqe>,
     pub snd_una: u64,
@@ -339,7 +339,7 @@ pub enum Arrival {
 }
 
 /// Receiver: cumulative point and a bitmap of `l` packets beyond it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct MpReceiver {
     pub aack: u64,
     /// Bit i: packet `aack + 1 + i` received (`l` ≤ 64).
@@ -380,7 +380,7 @@ impl MpReceiver {
 }
 
 /// An MP-RDMA connection: both ends.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct MpQp {
     pub snd: MpSender,
     pub rcv: MpReceiver,

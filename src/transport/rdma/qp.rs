@@ -35,7 +35,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 /// Parameters of the RDMA transport.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct RdmaParams {
     /// Payload bytes per full packet.
     pub mtu: u32,
@@ -64,7 +64,7 @@ pub struct RdmaParams {
 }
 
 /// A work-queue element: `bytes` of message `msg` as packets `[psn_start, psn_start+npkts)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Wqe {
     pub msg: u32,
     pub bytes: u64,
@@ -93,7 +93,7 @@ pub struct RdmaSeg {
 }
 
 /// Sender side of a queue pair.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct QpSender {
     pub wqes: VecDeque<Wqe>,
     /// Index in `wqes` of the WQE holding `snd_nxt`.
@@ -362,7 +362,7 @@ pub enum RxReply {
 }
 
 /// Receiver side of a queue pair.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct QpReceiver {
     pub expected: u64,
     last_nack_at: Option<SimTime>,
@@ -421,7 +421,7 @@ impl QpReceiver {
 
 /// A reliable-connection queue pair paced by rate controller `R`: both ends, the sender's
 /// line rate and the controller's state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RcQp<R: RateCc> {
     pub snd: QpSender,
     pub rcv: QpReceiver,

@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 /// Which host message scheduler a scheme uses.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HostSched {
     SinglePath,
