@@ -227,6 +227,11 @@ fn with_threads(mut set: Vec<String>, threads: Option<u16>) -> Vec<String> {
 
 pub fn main() -> Result<()> {
     let cli = Cli::parse();
+    // Launched by `mpirun` or `srun`: join the job (MPI is finalised when this is dropped).
+    let _mpi = experiment::init_procs().map_err(|e| anyhow::anyhow!(e))?;
+    if experiment::procs().is_some() && !matches!(cli.cmd, Cmd::Run { .. }) {
+        bail!("only `dcsim run` runs on several MPI processes");
+    }
     match cli.cmd {
         Cmd::Run {
             config,

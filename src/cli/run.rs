@@ -335,6 +335,32 @@ pub(in crate::cli) fn run(
             cfg.output_dir.join(&cfg.name).display()
         );
     }
+    let one_at_a_time;
+    let mut opts = opts;
+    if let Some(procs) = experiment::procs() {
+        // One run at a time, each spread over every rank; rank 0 writes what they give.
+        if opts.skip_existing {
+            bail!("--skip-existing: not on several MPI processes (the ranks must run the same runs)");
+        }
+        if procs.rank() != 0 {
+            if opts.dry_run {
+                return Ok(());
+            }
+            let plans = experiment::plan(&cfg, &file, &base)?;
+            for (k, p) in plans.iter().enumerate() {
+                if opts.shard.is_none_or(|s| in_shard(k, s)) {
+                    experiment::execute_share(&p.config, &base, p)
+                        .map_err(|e| anyhow::anyhow!("run {}: {e}", p.id))?;
+                }
+            }
+            return Ok(());
+        }
+        one_at_a_time = RunOpts {
+            jobs: Some(1),
+            ..opts.clone()
+        };
+        opts = &one_at_a_time;
+    }
     let results = run_experiment(&cfg, &file, &base, opts)?;
     if !results.is_empty() {
         print!("{}", report::table(&results));

@@ -16,9 +16,11 @@ use std::path::Path;
 use std::time::Instant;
 
 mod build;
+mod procs;
 mod record;
 pub use crate::report::results::*;
 pub use build::*;
+pub use procs::{Session, init as init_procs, procs};
 pub use record::*;
 
 impl RunPlan {
@@ -165,8 +167,9 @@ pub fn execute_with(
     progress: impl FnMut(crate::sim::Progress),
 ) -> Result<RunResult, String> {
     let wall = Instant::now();
-    if cfg.run.split() > 1 {
-        return execute_partitioned(cfg, base, plan, wall);
+    if cfg.run.split() > 1 || procs().is_some() {
+        return execute_partitioned(cfg, base, plan, wall)?
+            .ok_or_else(|| "the run's results are written by MPI rank 0".into());
     }
     let mut sim = build_sim(cfg, base, plan)?;
     let sawtooth = match &cfg.probe {
@@ -212,27 +215,38 @@ fn take_observed(sim: &mut Sim, r: &mut RunResult) {
     }
 }
 
+/// This process's share of one run spread over MPI ranks, on a rank other than 0 (which
+/// merges the run and writes its outputs): nothing to return.
+pub fn execute_share(cfg: &Config, base: &Path, plan: &RunPlan) -> Result<(), String> {
+    execute_partitioned(cfg, base, plan, Instant::now()).map(|_| ())
+}
+
 /// Executes one run split into `[run] partitions` partitions (the windowed kernel,
 /// `sim::window`) on `[run] threads` threads: every partition a replica built alike, merged
-/// at the end.
+/// at the end. On MPI, this process builds and runs the partitions it holds (at least one
+/// partition per rank), and only rank 0 returns a result.
 fn execute_partitioned(
     cfg: &Config,
     base: &Path,
     plan: &RunPlan,
     wall: Instant,
-) -> Result<RunResult, String> {
+) -> Result<Option<RunResult>, String> {
     if cfg.probe.is_some() {
         return Err(
             "run.partitions: partitioned runs do not support the probe ([probe]) yet".into(),
         );
     }
-    let n = cfg.run.split();
+    let procs = procs();
+    let n = cfg.run.split().max(procs.as_ref().map_or(1, |p| p.size()));
+    let held = (0..n)
+        .filter(|&i| procs.as_ref().is_none_or(|p| p.holds(i)))
+        .count();
     // The replicas are built alike and independently, on the run's threads at once (a k = 32
     // fat-tree's replica takes about 0.15 s to build; 32 of them took 5 s one after another).
-    let threads = (cfg.run.threads as usize).clamp(1, n);
-    let mut built: Vec<Option<Result<Sim, String>>> = (0..n).map(|_| None).collect();
+    let threads = (cfg.run.threads as usize).clamp(1, held);
+    let mut built: Vec<Option<Result<Sim, String>>> = (0..held).map(|_| None).collect();
     std::thread::scope(|scope| {
-        for chunk in built.chunks_mut(n.div_ceil(threads)) {
+        for chunk in built.chunks_mut(held.div_ceil(threads)) {
             scope.spawn(move || {
                 for slot in chunk {
                     *slot = Some(build_sim_with(cfg, base, plan, false));
@@ -240,7 +254,7 @@ fn execute_partitioned(
             });
         }
     });
-    let mut parts = Vec::with_capacity(n);
+    let mut parts = Vec::with_capacity(held);
     for b in built {
         parts.push(b.expect("every replica built")?);
     }
@@ -258,16 +272,19 @@ fn execute_partitioned(
         map,
         plan.seed,
         cfg.run.exchange == crate::config::Exchange::Bytes,
+        procs,
     )?;
     let end_reason = w.run(cfg.run.threads as usize);
     let stats = w.stats.clone();
-    let mut sim = w.into_sim(|| build_sim_with(cfg, base, plan, false))?;
+    let Some(mut sim) = w.into_sim(|| build_sim_with(cfg, base, plan, false))? else {
+        return Ok(None);
+    };
     crate::provenance::inputs_unchanged(base, &plan.identity)?;
     let rec = Recorder::new(&sim, plan, cfg);
     let mut r = collect_with(&sim, rec, end_reason, plan.clone(), cfg, wall)?;
     take_observed(&mut sim, &mut r);
     r.window = Some(stats);
-    Ok(r)
+    Ok(Some(r))
 }
 
 /// Runs the sawtooth probe over the warm-up and sampling window (see [`crate::probe`]).

@@ -96,7 +96,16 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
 /// Runs golden config `name` (`default`: the embedded default experiment) with `extra`
 /// arguments and returns `path -> "hash  bytes"` for every hashed output.
 pub fn golden_outputs(name: &str, extra: &[&str]) -> BTreeMap<String, String> {
-    let tmp = run_golden(name, extra);
+    golden_outputs_via(&[], name, extra)
+}
+
+/// [`golden_outputs`] of dcsim started by `launcher` (e.g. `mpirun -n 2`; empty: directly).
+pub fn golden_outputs_via(
+    launcher: &[&str],
+    name: &str,
+    extra: &[&str],
+) -> BTreeMap<String, String> {
+    let tmp = run_golden_via(launcher, name, extra);
     let mut files = BTreeMap::new();
     walk(tmp.path(), tmp.path(), &mut files);
     assert!(!files.is_empty(), "golden config {name} wrote nothing");
@@ -105,8 +114,20 @@ pub fn golden_outputs(name: &str, extra: &[&str]) -> BTreeMap<String, String> {
 
 /// Runs golden config `name` with `extra` arguments into a temporary output directory.
 pub fn run_golden(name: &str, extra: &[&str]) -> tempfile::TempDir {
+    run_golden_via(&[], name, extra)
+}
+
+fn run_golden_via(launcher: &[&str], name: &str, extra: &[&str]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dcsim"));
+    let bin = env!("CARGO_BIN_EXE_dcsim");
+    let mut cmd = match launcher.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
     cmd.arg("run");
     if name != "default" {
         cmd.arg(golden_dir().join(format!("{name}.toml")));

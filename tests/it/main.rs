@@ -17,6 +17,8 @@ mod fuzz;
 mod golden;
 mod ideal;
 mod layout;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod nic;
 mod partition;
 mod pcap;

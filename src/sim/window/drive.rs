@@ -36,6 +36,8 @@ pub struct WindowStats {
     /// Summed over windows: the events of the window's busiest partition. With one core per
     /// partition, a window lasts as long as its busiest partition takes.
     pub busiest_events: u64,
+    /// Bytes this process sent the run's other processes (MPI), messages only.
+    pub shipped_bytes: u64,
 }
 
 impl WindowStats {
@@ -62,7 +64,12 @@ impl WindowStats {
 
 /// A run split into partitions, run window by window (see the module).
 pub struct Windowed {
+    /// This process's partitions (all of them, in one process).
     parts: Vec<Mutex<Sim>>,
+    /// Their numbers.
+    ids: Vec<usize>,
+    /// The processes the run is spread over (None: this one only).
+    procs: Option<Arc<dyn Procs>>,
     /// The time series (`[timeseries]`), sampled from every partition between windows.
     sampler: Option<Box<timeseries::Sampler>>,
     map: PartitionMap,
@@ -82,6 +89,8 @@ struct WorkerTimes {
     sent: u64,
     /// Bytes the messages it delivered were packed into.
     packed: u64,
+    /// Bytes sent to other processes.
+    shipped: u64,
     solo: u64,
 }
 
@@ -165,6 +174,49 @@ fn deliver(part: &Mutex<Sim>, i: usize, cells: &Cells) -> u64 {
     packed
 }
 
+/// Sends other processes what this one's partitions (`ids`) posted to theirs, and posts
+/// what theirs sent this one's; returns the bytes sent. A process's buffer is a sequence of
+/// frames: sender and receiver partition (u32 each), length (u64), the packed messages.
+fn exchange(procs: &dyn Procs, cells: &Cells, ids: &[usize]) -> u64 {
+    let n = cells.n;
+    let mut out: Vec<Vec<u8>> = vec![Vec::new(); procs.size()];
+    for &from in ids {
+        for to in (0..n).filter(|&to| !procs.holds(to)) {
+            let full = &cells.full[from * n + to];
+            if !full.load(Ordering::Acquire) {
+                continue;
+            }
+            full.store(false, Ordering::Relaxed);
+            let mut c = cells.cell(from, to);
+            let buf = &mut out[procs.holder(to)];
+            buf.extend_from_slice(&(from as u32).to_le_bytes());
+            buf.extend_from_slice(&(to as u32).to_le_bytes());
+            let at = buf.len();
+            buf.extend_from_slice(&[0; 8]);
+            wire::pack(&c, buf);
+            let len = (buf.len() - at - 8) as u64;
+            buf[at..at + 8].copy_from_slice(&len.to_le_bytes());
+            c.clear();
+        }
+    }
+    let sent = out.iter().map(|b| b.len() as u64).sum();
+    for buf in procs.all_to_all(&out) {
+        let mut rest = &buf[..];
+        while !rest.is_empty() {
+            let (head, tail) = rest.split_at(16);
+            let word = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4 bytes"));
+            let (from, to) = (word(0) as usize, word(4) as usize);
+            let len = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes")) as usize;
+            let msgs = wire::unpack(&tail[..len])
+                .expect("every process of a run is the same binary: it unpacks what they pack");
+            cells.cell(from, to).extend(msgs);
+            cells.full[from * n + to].store(true, Ordering::Release);
+            rest = &tail[len..];
+        }
+    }
+    sent
+}
+
 /// Runs `f`, aborting the process if it panics: the other threads of the run would wait at
 /// a barrier for ever (the panic's message is printed first).
 fn or_abort<T>(f: impl FnOnce() -> T) -> T {
@@ -177,22 +229,40 @@ fn or_abort<T>(f: impl FnOnce() -> T) -> T {
 impl Windowed {
     /// The run of which `parts` are replicas (built alike, one per partition of `map`);
     /// `packed`: messages between partitions cross packed into bytes (`[run] exchange`).
+    /// With `procs`, the run is spread over processes and `parts` are this process's
+    /// partitions ([`Procs::holds`]), in order.
     pub fn new(
         mut parts: Vec<Sim>,
         map: PartitionMap,
         seed: u64,
         packed: bool,
+        procs: Option<Arc<dyn Procs>>,
     ) -> Result<Windowed, String> {
-        assert_eq!(parts.len(), map.parts, "one replica per partition");
+        let ids: Vec<usize> = match &procs {
+            Some(pr) => (0..map.parts).filter(|&p| pr.holds(p)).collect(),
+            None => (0..map.parts).collect(),
+        };
+        assert_eq!(parts.len(), ids.len(), "one replica per partition held");
         if parts[0].retire.is_some() {
             return Err("run.partitions: partitioned runs keep every flow (no retiring)".into());
+        }
+        if procs.as_ref().is_some_and(|p| p.size() > 1) {
+            if parts[0].sampler.is_some() {
+                return Err("a run on several processes (MPI) does not take a time series \
+                     ([timeseries]) yet; run it in one process (threads: -t)"
+                    .into());
+            }
+            if parts[0].failing {
+                return Err("a run on several processes (MPI) does not take failures \
+                     ([[failures]]) yet; run it in one process (threads: -t)"
+                    .into());
+            }
         }
         // The time series is taken by the driver from every partition's state at once.
         let sampler = parts[0].sampler.take();
         let owner = Arc::new(map.owner.clone());
-        let n = parts.len();
-        for (i, s) in parts.iter_mut().enumerate() {
-            s.make_replica(owner.clone(), i as u16, n);
+        for (s, &i) in parts.iter_mut().zip(&ids) {
+            s.make_replica(owner.clone(), i as u16, map.parts);
         }
         let conv = parts[0].convergence;
         let mut run_events: Vec<SimTime> = Vec::new();
@@ -202,6 +272,8 @@ impl Windowed {
         run_events.dedup();
         Ok(Windowed {
             parts: parts.into_iter().map(Mutex::new).collect(),
+            ids,
+            procs,
             sampler,
             map,
             shuffle: RngStream::new(seed, "partition-order"),
@@ -216,16 +288,21 @@ impl Windowed {
     /// window; more run them at once, each thread its share of the partitions, meeting at a
     /// barrier after every window and after every exchange of messages.
     pub fn run(&mut self, threads: usize) -> EndReason {
-        let n = self.parts.len();
-        let threads = threads.clamp(1, n);
+        let n = self.map.parts;
+        let local = self.parts.len();
+        let threads = threads.clamp(1, local);
         self.stats.threads = threads;
         self.stats.busy_s = vec![0.0; threads];
         self.stats.barrier_s = vec![0.0; threads];
         let cells = Cells::new(n, self.packed);
+        let procs = self.procs.as_deref().filter(|p| p.size() > 1);
+        let ids = &self.ids[..];
         let mut state = Driver {
             sampler: &mut self.sampler,
             map: &self.map,
             run_events: &self.run_events,
+            ids,
+            procs,
             windows: 0,
             coordinator_s: 0.0,
             events: 0,
@@ -234,21 +311,25 @@ impl Windowed {
         let parts = &self.parts;
         let mut messages = 0u64;
         let mut packed = 0u64;
+        let mut shipped = 0u64;
         let reason = if threads == 1 {
-            let mut order: Vec<usize> = (0..n).collect();
+            let mut order: Vec<usize> = (0..local).collect();
             let shuffle = &mut self.shuffle;
             let mut busy = 0.0;
             let r = state.drive(parts, |end, _, _| {
                 let t0 = Instant::now();
-                for i in (1..n).rev() {
+                for i in (1..local).rev() {
                     let j = shuffle.below(i as u64 + 1) as usize;
                     order.swap(i, j);
                 }
                 for &i in &order {
-                    messages += run_part(&parts[i], i, end, &cells);
+                    messages += run_part(&parts[i], ids[i], end, &cells);
+                }
+                if let Some(pr) = procs {
+                    shipped += exchange(pr, &cells, ids);
                 }
                 for (i, p) in parts.iter().enumerate() {
-                    packed += deliver(p, i, &cells);
+                    packed += deliver(p, ids[i], &cells);
                 }
                 busy += t0.elapsed().as_secs_f64();
             });
@@ -257,7 +338,8 @@ impl Windowed {
         } else {
             // This thread is worker 0 and the coordinator; the others are spawned. Per window:
             // the coordinator sets the end (barrier A), every worker runs its partitions
-            // (barrier B), delivers their messages (barrier C).
+            // (barrier B), the coordinator exchanges messages with the other processes, if
+            // any (barrier B'), every worker delivers its partitions' messages (barrier C).
             let barrier = SpinBarrier::new(threads);
             let end = AtomicU64::new(0);
             let stop = AtomicBool::new(false);
@@ -266,25 +348,31 @@ impl Windowed {
             // (more partitions than threads balance the load window by window); who runs
             // which changes no output.
             let (next_run, next_deliver) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
-            let work = move |t: &mut WorkerTimes| {
+            let work = move |t: &mut WorkerTimes, coordinator: bool| {
                 let t1 = Instant::now();
                 let e = SimTime(end.load(Ordering::Acquire));
                 loop {
                     let i = next_run.fetch_add(1, Ordering::Relaxed);
-                    if i >= n {
+                    if i >= local {
                         break;
                     }
-                    t.sent += run_part(&parts[i], i, e, cells);
+                    t.sent += run_part(&parts[i], ids[i], e, cells);
                 }
                 let t2 = Instant::now();
                 barrier.wait();
+                if let Some(pr) = procs {
+                    if coordinator {
+                        t.shipped += exchange(pr, cells, ids);
+                    }
+                    barrier.wait();
+                }
                 let t3 = Instant::now();
                 loop {
                     let i = next_deliver.fetch_add(1, Ordering::Relaxed);
-                    if i >= n {
+                    if i >= local {
                         break;
                     }
-                    t.packed += deliver(&parts[i], i, cells);
+                    t.packed += deliver(&parts[i], ids[i], cells);
                 }
                 let t4 = Instant::now();
                 barrier.wait();
@@ -304,7 +392,7 @@ impl Windowed {
                                     if stop.load(Ordering::Acquire) {
                                         return t;
                                     }
-                                    work(&mut t);
+                                    work(&mut t, false);
                                 }
                             })
                         })
@@ -319,11 +407,14 @@ impl Windowed {
                             // work. This thread runs every partition with something due;
                             // the others wait.
                             let t1 = Instant::now();
-                            for i in (0..n).filter(|&i| busy[i]) {
-                                t0.sent += run_part(&parts[i], i, e, cells);
+                            for i in (0..local).filter(|&i| busy[i]) {
+                                t0.sent += run_part(&parts[i], ids[i], e, cells);
+                            }
+                            if let Some(pr) = procs {
+                                t0.shipped += exchange(pr, cells, ids);
                             }
                             for (i, p) in parts.iter().enumerate() {
-                                t0.packed += deliver(p, i, cells);
+                                t0.packed += deliver(p, ids[i], cells);
                             }
                             t0.busy += t1.elapsed().as_secs_f64();
                             solo += 1;
@@ -333,7 +424,7 @@ impl Windowed {
                         next_run.store(0, Ordering::Relaxed);
                         next_deliver.store(0, Ordering::Relaxed);
                         barrier.wait();
-                        work(&mut t0);
+                        work(&mut t0, true);
                     });
                     stop.store(true, Ordering::Release);
                     barrier.wait();
@@ -354,6 +445,7 @@ impl Windowed {
                 self.stats.barrier_s[w] = t.waited;
                 messages += t.sent;
                 packed += t.packed;
+                shipped += t.shipped;
             }
             reason
         };
@@ -364,41 +456,82 @@ impl Windowed {
         self.stats.coordinator_s = state.coordinator_s;
         self.stats.messages = messages;
         self.stats.packed_bytes = packed;
+        self.stats.shipped_bytes = shipped;
         reason
     }
 
     /// The partitions merged into one run: what the unpartitioned run would hold at the end.
-    /// `fresh` builds a replica alike (not run): when messages cross as bytes, every
-    /// partition but the first also hands its end-of-run state over as bytes
-    /// (`Sim::export_part`) to a fresh replica, which stands for it in the merge, as
-    /// between processes.
-    pub fn into_sim(self, fresh: impl Fn() -> Result<Sim, String>) -> Result<Sim, String> {
+    /// `fresh` builds a replica alike (not run): every partition not in this process, and
+    /// when messages cross as bytes every partition but the first, hands its end-of-run
+    /// state over as bytes (`Sim::export_part`) to a fresh replica, which stands for it in
+    /// the merge. On several processes, process 0 merges (the others return None).
+    pub fn into_sim(self, fresh: impl Fn() -> Result<Sim, String>) -> Result<Option<Sim>, String> {
         let Windowed {
             parts,
+            ids,
+            procs,
             map,
             sampler,
             packed,
             ..
         } = self;
-        let mut parts: Vec<Sim> = parts
-            .into_iter()
-            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
-            .collect();
-        if packed {
-            let owner = Arc::new(map.owner.clone());
-            let n = parts.len();
-            for (i, p) in parts.iter_mut().enumerate().skip(1) {
-                let bytes = p.export_part();
-                let mut f = fresh()?;
-                f.make_replica(owner.clone(), i as u16, n);
-                f.import_part(&bytes)?;
-                *p = f;
-            }
+        let n = map.parts;
+        let owner = Arc::new(map.owner.clone());
+        let stand_in = |i: usize, bytes: &[u8]| -> Result<Sim, String> {
+            let mut f = fresh()?;
+            f.make_replica(owner.clone(), i as u16, n);
+            f.import_part(bytes)?;
+            Ok(f)
+        };
+        let mut held: Vec<Option<Sim>> = (0..n).map(|_| None).collect();
+        for (m, i) in parts.into_iter().zip(ids) {
+            held[i] = Some(m.into_inner().unwrap_or_else(|e| e.into_inner()));
         }
+        match procs.as_deref().filter(|p| p.size() > 1) {
+            Some(pr) => {
+                // Frames of (partition: u32, length: u64, state).
+                let mut mine = Vec::new();
+                if pr.rank() != 0 {
+                    for (i, s) in held.iter_mut().enumerate() {
+                        if let Some(s) = s {
+                            let b = s.export_part();
+                            mine.extend_from_slice(&(i as u32).to_le_bytes());
+                            mine.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                            mine.extend_from_slice(&b);
+                        }
+                    }
+                }
+                let Some(got) = pr.gather(&mine) else {
+                    return Ok(None);
+                };
+                for buf in got {
+                    let mut rest = &buf[..];
+                    while !rest.is_empty() {
+                        let (head, tail) = rest.split_at(12);
+                        let i = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
+                        let len = u64::from_le_bytes(head[4..].try_into().expect("8 bytes"));
+                        let (state, next) = tail.split_at(len as usize);
+                        held[i as usize] = Some(stand_in(i as usize, state)?);
+                        rest = next;
+                    }
+                }
+            }
+            None if packed => {
+                for (i, s) in held.iter_mut().enumerate().skip(1) {
+                    let bytes = s.as_mut().expect("every partition held").export_part();
+                    *s = Some(stand_in(i, &bytes)?);
+                }
+            }
+            None => {}
+        }
+        let parts = held
+            .into_iter()
+            .map(|s| s.ok_or("a partition's end-of-run state did not arrive"))
+            .collect::<Result<Vec<Sim>, _>>()?;
         let mut sim = merge(parts, &map);
         sim.sample_at = sampler.as_ref().map_or(SimTime::MAX, |s| s.next);
         sim.sampler = sampler;
-        Ok(sim)
+        Ok(Some(sim))
     }
 }
 
@@ -407,6 +540,10 @@ struct Driver<'a> {
     sampler: &'a mut Option<Box<timeseries::Sampler>>,
     map: &'a PartitionMap,
     run_events: &'a [SimTime],
+    /// The partitions this process holds (`parts[k]` is partition `ids[k]`).
+    ids: &'a [usize],
+    /// The other processes (MPI), if any: the driver in each decides alike.
+    procs: Option<&'a dyn Procs>,
     windows: u64,
     coordinator_s: f64,
     events: u64,
@@ -425,18 +562,29 @@ impl Driver<'_> {
     ) -> EndReason {
         let mut next_grid = SimTime::ZERO;
         let mut events = 0;
-        // Each partition's next due time; then whether it has anything due in the window.
-        let mut due: Vec<SimTime> = Vec::with_capacity(parts.len());
+        let n = self.map.parts;
+        // Every partition's next due time (this process's, then every process's); then
+        // whether each of this process's has anything due in the window.
+        let mut due: Vec<u64> = vec![u64::MAX; n];
         let mut busy: Vec<bool> = vec![true; parts.len()];
         // Each partition's events so far (for the busiest partition of each window).
-        let mut popped: Vec<u64> = vec![0; parts.len()];
+        let mut popped: Vec<u64> = vec![0; n];
         let reason = loop {
             let t0 = Instant::now();
             let mut all: Vec<MutexGuard<'_, Sim>> = parts.iter().map(lock).collect();
             let stop = all[0].stop_time;
-            due.clear();
-            due.extend(all.iter_mut().map(|p| p.next_due().unwrap_or(SimTime::MAX)));
-            let next = due.iter().copied().min().filter(|&t| t < SimTime::MAX);
+            due.fill(u64::MAX);
+            for (p, &i) in all.iter_mut().zip(self.ids) {
+                due[i] = p.next_due().unwrap_or(SimTime::MAX).0;
+            }
+            if let Some(pr) = self.procs {
+                pr.min(&mut due);
+            }
+            let next = due
+                .iter()
+                .map(|&t| SimTime(t))
+                .min()
+                .filter(|&t| t < SimTime::MAX);
             let at = next.unwrap_or(SimTime::MAX);
             if at >= next_grid || at > stop {
                 if let Some(r) = self.grid_end(&mut all) {
@@ -480,23 +628,27 @@ impl Driver<'_> {
                 end = end.min(r);
             }
             // Events of the last window (the grid points between windows handle none).
-            let (now_events, most) = count_window(&all, &mut popped);
+            let (now_events, most) = self.count_window(&all, &mut popped);
             self.busiest += most;
             let last = now_events - events;
             events = now_events;
             drop(all);
-            for (b, &d) in busy.iter_mut().zip(&due) {
-                *b = d < end;
+            for (b, &i) in busy.iter_mut().zip(self.ids) {
+                *b = SimTime(due[i]) < end;
             }
             self.coordinator_s += t0.elapsed().as_secs_f64();
             step(end, last, &busy);
             self.windows += 1;
         };
         let mut all: Vec<MutexGuard<'_, Sim>> = parts.iter().map(lock).collect();
-        let (total, most) = count_window(&all, &mut popped);
+        let (total, most) = self.count_window(&all, &mut popped);
         self.events = total;
         self.busiest += most;
-        let now = all.iter().map(|p| p.now).max().expect("a partition");
+        let mut now = [u64::MAX - all.iter().map(|p| p.now.0).max().expect("a partition")];
+        if let Some(pr) = self.procs {
+            pr.min(&mut now);
+        }
+        let now = SimTime(u64::MAX - now[0]);
         for p in all.iter_mut() {
             p.now = now;
             for port in p.net.ports.iter_mut() {
@@ -507,12 +659,38 @@ impl Driver<'_> {
         reason
     }
 
+    /// Every partition's events so far, and the most any one handled since `seen` (each
+    /// partition's count at the last call, brought up to date).
+    fn count_window(&self, parts: &[MutexGuard<'_, Sim>], seen: &mut [u64]) -> (u64, u64) {
+        let mut now = vec![0; seen.len()];
+        for (p, &i) in parts.iter().zip(self.ids) {
+            now[i] = p.ev.popped();
+        }
+        if let Some(pr) = self.procs {
+            pr.sum(&mut now);
+        }
+        let (mut total, mut most) = (0, 0);
+        for (e, seen) in now.into_iter().zip(seen) {
+            total += e;
+            most = most.max(e - *seen);
+            *seen = e;
+        }
+        (total, most)
+    }
+
     /// At a grid point: whether the run has ended, from every partition's counts (the
     /// unpartitioned kernel's `grid_end` over the whole run).
     fn grid_end(&self, parts: &mut [MutexGuard<'_, Sim>]) -> Option<EndReason> {
-        let finished: usize = parts.iter().map(|p| p.finished).sum();
-        let started: usize = parts.iter().map(|p| p.started).sum();
-        let tag_finished: usize = parts.iter().map(|p| p.tag_finished).sum();
+        let mut counts = [0u64; 3];
+        for p in parts.iter() {
+            counts[0] += p.finished as u64;
+            counts[1] += p.started as u64;
+            counts[2] += p.tag_finished as u64;
+        }
+        if let Some(pr) = self.procs {
+            pr.sum(&mut counts);
+        }
+        let [finished, started, tag_finished] = counts.map(|c| c as usize);
         if finished == parts[0].total {
             return Some(EndReason::AllFinished);
         }
@@ -576,19 +754,6 @@ impl Driver<'_> {
         }
         None
     }
-}
-
-/// Every partition's events so far, and the most any one handled since `seen` (each
-/// partition's count at the last call, brought up to date).
-fn count_window(parts: &[MutexGuard<'_, Sim>], seen: &mut [u64]) -> (u64, u64) {
-    let (mut total, mut most) = (0, 0);
-    for (p, seen) in parts.iter().zip(seen) {
-        let e = p.ev.popped();
-        total += e;
-        most = most.max(e - *seen);
-        *seen = e;
-    }
-    (total, most)
 }
 
 /// Takes the time-series sample due, each port's state from its node's partition and each

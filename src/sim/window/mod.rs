@@ -194,6 +194,35 @@ pub fn balanced_cells(net: &Network, tiers: &[u8]) -> (Vec<usize>, Vec<u64>) {
     (cell, weight)
 }
 
+/// The processes one run is spread over (MPI ranks), as the windowed kernel needs them. Each
+/// process holds some of the partitions ([`Procs::holds`]) and runs the same driver, which
+/// decides alike in every process from what these collectives give them all; they are
+/// called from one thread of each process at a time, in the same order everywhere.
+pub trait Procs: Send + Sync {
+    /// This process's number, `0..size`.
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// Sends `out[r]` to process `r` (this process's own entry is not sent); returns what
+    /// each process sent this one (its own entry empty).
+    fn all_to_all(&self, out: &[Vec<u8>]) -> Vec<Vec<u8>>;
+    /// Element-wise minimum over every process, in place.
+    fn min(&self, v: &mut [u64]);
+    /// Element-wise sum over every process, in place.
+    fn sum(&self, v: &mut [u64]);
+    /// Every process's `mine`, in rank order, at process 0 (None elsewhere).
+    fn gather(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>>;
+
+    /// The process that holds partition `p`: partitions are dealt round-robin.
+    fn holder(&self, p: usize) -> usize {
+        p % self.size()
+    }
+
+    /// Whether this process holds partition `p`.
+    fn holds(&self, p: usize) -> bool {
+        self.holder(p) == self.rank()
+    }
+}
+
 /// What a partition's replica knows of the partitioning, and what it sends the others.
 pub(in crate::sim) struct Part {
     owner: Arc<Vec<u16>>,
