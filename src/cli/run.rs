@@ -340,7 +340,9 @@ pub(in crate::cli) fn run(
     if let Some(procs) = experiment::procs() {
         // One run at a time, each spread over every rank; rank 0 writes what they give.
         if opts.skip_existing {
-            bail!("--skip-existing: not on several MPI processes (the ranks must run the same runs)");
+            bail!(
+                "--skip-existing: not on several MPI processes (the ranks must run the same runs)"
+            );
         }
         if procs.rank() != 0 {
             if opts.dry_run {

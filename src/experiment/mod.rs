@@ -267,6 +267,7 @@ fn execute_partitioned(
         .collect();
     let map =
         crate::sim::window::PartitionMap::new(&parts[0].net, &tiers, n, cfg.run.partition_seed)?;
+    let mpi = procs.clone().filter(|p| p.size() > 1);
     let mut w = crate::sim::window::Windowed::new(
         parts,
         map,
@@ -276,6 +277,18 @@ fn execute_partitioned(
     )?;
     let end_reason = w.run(cfg.run.threads as usize);
     let stats = w.stats.clone();
+    if let Some(p) = mpi {
+        // What crossed between machines, per rank (the exchange volume of issue 26).
+        eprintln!(
+            "rank {}/{}: run {}: {} windows, {} bytes sent to other ranks ({:.0} per window)",
+            p.rank(),
+            p.size(),
+            plan.id,
+            stats.windows,
+            stats.shipped_bytes,
+            stats.shipped_bytes as f64 / stats.windows.max(1) as f64
+        );
+    }
     let Some(mut sim) = w.into_sim(|| build_sim_with(cfg, base, plan, false))? else {
         return Ok(None);
     };

@@ -42,9 +42,8 @@ pub fn init() -> Result<Session, String> {
     #[cfg(feature = "mpi")]
     {
         if size > 1 || std::env::var_os("PMIX_RANK").is_some() {
-            let (universe, level) =
-                mpi::initialize_with_threading(mpi::Threading::Serialized)
-                    .ok_or("MPI was initialised twice")?;
+            let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Serialized)
+                .ok_or("MPI was initialised twice")?;
             if level < mpi::Threading::Serialized {
                 return Err(format!(
                     "this MPI library gives only {level:?} thread support; dcsim needs \

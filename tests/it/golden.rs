@@ -113,10 +113,6 @@ pub fn golden_outputs_via(
 }
 
 /// Runs golden config `name` with `extra` arguments into a temporary output directory.
-pub fn run_golden(name: &str, extra: &[&str]) -> tempfile::TempDir {
-    run_golden_via(&[], name, extra)
-}
-
 fn run_golden_via(launcher: &[&str], name: &str, extra: &[&str]) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let bin = env!("CARGO_BIN_EXE_dcsim");

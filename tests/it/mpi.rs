@@ -24,9 +24,15 @@ const ON_MPI: &[&str] = &[
 ];
 
 fn mpirun(n: usize) -> Vec<String> {
-    ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", &n.to_string()]
-        .map(String::from)
-        .to_vec()
+    [
+        "mpirun",
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-n",
+        &n.to_string(),
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 fn same_bytes_on(n: usize) {

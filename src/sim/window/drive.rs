@@ -248,9 +248,11 @@ impl Windowed {
         }
         if procs.as_ref().is_some_and(|p| p.size() > 1) {
             if parts[0].sampler.is_some() {
-                return Err("a run on several processes (MPI) does not take a time series \
+                return Err(
+                    "a run on several processes (MPI) does not take a time series \
                      ([timeseries]) yet; run it in one process (threads: -t)"
-                    .into());
+                        .into(),
+                );
             }
             if parts[0].failing {
                 return Err("a run on several processes (MPI) does not take failures \
