@@ -337,7 +337,7 @@ impl Rx {
 }
 
 /// One flow's sampled transport state for the time series (None: does not apply).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FlowSample {
     pub cwnd_pkts: Option<f64>,
     pub alpha: Option<f64>,

@@ -246,20 +246,6 @@ impl Windowed {
         if parts[0].retire.is_some() {
             return Err("run.partitions: partitioned runs keep every flow (no retiring)".into());
         }
-        if procs.as_ref().is_some_and(|p| p.size() > 1) {
-            if parts[0].sampler.is_some() {
-                return Err(
-                    "a run on several processes (MPI) does not take a time series \
-                     ([timeseries]) yet; run it in one process (threads: -t)"
-                        .into(),
-                );
-            }
-            if parts[0].failing {
-                return Err("a run on several processes (MPI) does not take failures \
-                     ([[failures]]) yet; run it in one process (threads: -t)"
-                    .into());
-            }
-        }
         // The time series is taken by the driver from every partition's state at once.
         let sampler = parts[0].sampler.take();
         let owner = Arc::new(map.owner.clone());
@@ -616,7 +602,10 @@ impl Driver<'_> {
             }
             if let Some(sp) = self.sampler.as_mut() {
                 while at >= sp.next {
-                    sample(&all, &self.map.owner, sp);
+                    match self.procs {
+                        Some(pr) => sample_procs(&all, self.ids, &self.map.owner, sp, pr),
+                        None => sample(&all, &self.map.owner, sp),
+                    }
                 }
             }
             let mut end = (at + self.map.lookahead).min(next_grid);
@@ -705,56 +694,87 @@ impl Driver<'_> {
             }
         }
         if parts[0].failing {
-            if parts.iter().any(|p| p.stranded_pending(finished)) {
+            let mut pending = [parts.iter().any(|p| p.stranded_pending(finished)) as u64];
+            if let Some(pr) = self.procs {
+                pr.sum(&mut pending);
+            }
+            if pending[0] > 0 {
                 return None;
             }
-            // Every unit started (at its source) and not finished (at either end: UDP
-            // finishes at its receiver) must be between hosts that cannot reach each other.
-            let owner = &self.map.owner;
-            let mut reach = std::collections::HashMap::new();
-            let mut any = false;
-            if parts[0].msg_units {
-                let msgs = parts[0].transport.messages().unwrap_or(&[]);
-                for (i, m) in msgs.iter().enumerate() {
-                    let s = owner[m.src as usize] as usize;
-                    let snd = &parts[s].transport.messages().expect("RDMA")[i];
-                    if (m.order as usize) >= parts[s].next_start || snd.finish.is_some() {
-                        continue;
-                    }
-                    let ok = *reach
-                        .entry((m.src, m.dst))
-                        .or_insert_with(|| parts[0].net.reachable(m.src, m.dst));
-                    if ok {
-                        return None;
-                    }
-                    any = true;
-                }
-                return any.then_some(EndReason::Unreachable);
-            }
-            for f in 0..parts[0].flows.len() {
-                let fl = &parts[0].flows[f];
-                let (s, d) = (
-                    owner[fl.src as usize] as usize,
-                    owner[fl.dst as usize] as usize,
-                );
-                let snd = &parts[s].flows[f];
-                if !snd.started || snd.finish.is_some() || parts[d].flows[f].finish.is_some() {
-                    continue;
-                }
-                // Routes and link states are the same in every partition.
-                let ok = *reach
-                    .entry((fl.src, fl.dst))
-                    .or_insert_with(|| parts[0].net.reachable(fl.src, fl.dst));
-                if ok {
-                    return None;
-                }
-                any = true;
-            }
-            if any {
-                return Some(EndReason::Unreachable);
-            }
+            return self.unreachable(parts);
         }
         None
+    }
+
+    /// With failures, once nothing is pending: whether every unit started (at its source)
+    /// and not finished (at either end: UDP finishes at its receiver) is between hosts that
+    /// cannot reach each other. Each process marks the units whose ends its partitions hold
+    /// (a bit per unit: open at the source, finished at the destination; the bits of
+    /// different processes never overlap, so a sum joins them).
+    fn unreachable(&self, parts: &[MutexGuard<'_, Sim>]) -> Option<EndReason> {
+        let owner = &self.map.owner;
+        let mut local: Vec<Option<usize>> = vec![None; self.map.parts];
+        for (k, &i) in self.ids.iter().enumerate() {
+            local[i] = Some(k);
+        }
+        let msg_units = parts[0].msg_units;
+        let msgs = parts[0].transport.messages().unwrap_or(&[]);
+        // Each unit's hosts (the same in every replica).
+        let ends = |u: usize| match msg_units {
+            true => (msgs[u].src, msgs[u].dst),
+            false => (parts[0].flows[u].src, parts[0].flows[u].dst),
+        };
+        let n = if msg_units {
+            msgs.len()
+        } else {
+            parts[0].flows.len()
+        };
+        let words = n.div_ceil(64);
+        let mut bits = vec![0u64; 2 * words];
+        for u in 0..n {
+            let (src, dst) = ends(u);
+            if let Some(k) = local[owner[src as usize] as usize] {
+                let p = &parts[k];
+                let open = match msg_units {
+                    true => {
+                        let snd = &p.transport.messages().expect("RDMA")[u];
+                        (msgs[u].order as usize) < p.next_start && snd.finish.is_none()
+                    }
+                    false => p.flows[u].started && p.flows[u].finish.is_none(),
+                };
+                if open {
+                    bits[u / 64] |= 1 << (u % 64);
+                }
+            }
+            if !msg_units
+                && let Some(k) = local[owner[dst as usize] as usize]
+                && parts[k].flows[u].finish.is_some()
+            {
+                bits[words + u / 64] |= 1 << (u % 64);
+            }
+        }
+        if let Some(pr) = self.procs {
+            pr.sum(&mut bits);
+        }
+        let mut reach = std::collections::HashMap::new();
+        let mut any = false;
+        for u in 0..n {
+            let open = bits[u / 64] >> (u % 64) & 1 == 1;
+            let done = bits[words + u / 64] >> (u % 64) & 1 == 1;
+            if !open || done {
+                continue;
+            }
+            // Routes and link states are the same in every partition.
+            let (src, dst) = ends(u);
+            let ok = *reach
+                .entry((src, dst))
+                .or_insert_with(|| parts[0].net.reachable(src, dst));
+            if ok {
+                return None;
+            }
+            any = true;
+        }
+        any.then_some(EndReason::Unreachable)
     }
 }
 
@@ -776,4 +796,51 @@ fn sample(parts: &[MutexGuard<'_, Sim>], owner: &[u16], sp: &mut timeseries::Sam
             })
         },
     );
+}
+
+/// [`sample`] on several processes: each sends process 0 the sampled ports its partitions
+/// own and the samples of the sampled flows whose senders they hold, and process 0 samples
+/// from those. The others advance their samplers alike (from their own, partial state: what
+/// they sample is never written).
+fn sample_procs(
+    parts: &[MutexGuard<'_, Sim>],
+    ids: &[usize],
+    owner: &[u16],
+    sp: &mut timeseries::Sampler,
+    pr: &dyn Procs,
+) {
+    let mut ports: Vec<(u32, &Port)> = Vec::new();
+    for &p in &sp.ports {
+        let k = owner[parts[0].net.ports[p].node.idx()] as usize;
+        if let Some(l) = ids.iter().position(|&i| i == k) {
+            ports.push((p as u32, &parts[l].net.ports[p]));
+        }
+    }
+    let mut flows: Vec<(u32, crate::transport::FlowSample)> = Vec::new();
+    for &f in &sp.flows {
+        let held = parts.iter().find(|s| {
+            s.flows
+                .get(f as usize)
+                .is_some_and(|fl| !fl.is_placeholder() && s.owns_host(fl.src))
+        });
+        if let Some(x) = held.and_then(|s| s.transport.sample(FlowId(f))) {
+            flows.push((f, x));
+        }
+    }
+    // MessagePack: a port holds configuration enums (see `state`).
+    let mine = rmp_serde::to_vec(&(&ports, &flows)).expect("a sample packs");
+    let Some(all) = pr.gather(&mine) else {
+        sample_state(sp, |p| &parts[0].net.ports[p], |_| None);
+        return;
+    };
+    let mut port_of = std::collections::HashMap::new();
+    let mut flow_of = std::collections::HashMap::new();
+    for b in all {
+        type Sample = (Vec<(u32, Port)>, Vec<(u32, crate::transport::FlowSample)>);
+        let (p, f): Sample = rmp_serde::from_slice(&b)
+            .expect("every process of a run is the same binary: it unpacks what they pack");
+        port_of.extend(p);
+        flow_of.extend(f);
+    }
+    sample_state(sp, |p| &port_of[&(p as u32)], |f| flow_of.get(&f).copied());
 }

@@ -37,8 +37,16 @@
 //! at once on several (`drive`). Messages cross as values, or packed into bytes and unpacked
 //! (`wire`, `[run] exchange = "bytes"`), as they will between processes.
 //!
-//! Not yet: processes (MPI ranks), and the probe; every flow is kept (no release of
-//! finished flows).
+//! Processes: the partitions of a run may be spread over processes (MPI ranks, [`Procs`]),
+//! each running the same driver; per window they agree on the next time and the counts by
+//! collectives, exchange the messages between their partitions as bytes, and at the end send
+//! their partitions' state (`state`) to process 0, which merges.
+//!
+//! A time series sample on several processes gathers the sampled ports and flows at process
+//! 0; with failures, whether the run has ended with unreachable units joins every process's
+//! view of their ends.
+//!
+//! Not yet: the probe; every flow is kept (no release of finished flows).
 
 mod drive;
 mod merge;
