@@ -228,7 +228,18 @@ fn with_threads(mut set: Vec<String>, threads: Option<u16>) -> Vec<String> {
 pub fn main() -> Result<()> {
     let cli = Cli::parse();
     // Launched by `mpirun` or `srun`: join the job (MPI is finalised when this is dropped).
-    let _mpi = experiment::init_procs().map_err(|e| anyhow::anyhow!(e))?;
+    let mpi = experiment::init_procs().map_err(|e| anyhow::anyhow!(e))?;
+    let r = command(cli);
+    if r.is_err() && experiment::procs().is_some() {
+        // The other ranks may be waiting in a collective for this one: finalising would
+        // wait with them. Exiting with an error makes the launcher end the job.
+        std::mem::forget(mpi);
+    }
+    r
+}
+
+/// Runs the command `cli` names.
+fn command(cli: Cli) -> Result<()> {
     if experiment::procs().is_some() && !matches!(cli.cmd, Cmd::Run { .. }) {
         bail!("only `dcsim run` runs on several MPI processes");
     }
