@@ -233,7 +233,7 @@ pub fn main() -> Result<()> {
     if r.is_err() && experiment::procs().is_some() {
         // The other ranks may be waiting in a collective for this one: finalising would
         // wait with them. Exiting with an error makes the launcher end the job.
-        std::mem::forget(mpi);
+        mpi.abandon();
     }
     r
 }

@@ -34,6 +34,16 @@ pub struct Session {
     _universe: Option<mpi::environment::Universe>,
 }
 
+impl Session {
+    /// Leaves without finalising MPI: after an error, when the other ranks may be waiting in
+    /// a collective for this one (finalising would wait with them); the process then exits
+    /// with the error and the launcher ends the job.
+    pub fn abandon(self) {
+        #[cfg(feature = "mpi")]
+        std::mem::forget(self);
+    }
+}
+
 /// Joins the MPI job this process was launched in, if any: afterwards [`procs`] gives the
 /// ranks. An error when launched in a job of several processes by a build without MPI
 /// (each would run the whole experiment and write the same files).
