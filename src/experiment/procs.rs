@@ -105,6 +105,20 @@ fn displacements(counts: &[i32]) -> Vec<i32> {
         .collect()
 }
 
+/// `all` cut into consecutive blocks of `counts` bytes.
+#[cfg(feature = "mpi")]
+fn blocks(all: &[u8], counts: &[i32]) -> Vec<Vec<u8>> {
+    let mut at = 0;
+    counts
+        .iter()
+        .map(|&c| {
+            let b = all[at..at + c as usize].to_vec();
+            at += c as usize;
+            b
+        })
+        .collect()
+}
+
 /// A buffer's length as MPI counts it.
 #[cfg(feature = "mpi")]
 fn count(len: usize) -> i32 {
@@ -155,13 +169,7 @@ impl Procs for Mpi {
             let mut r = PartitionMut::new(&mut recv[..], &got[..], &rd[..]);
             self.world.all_to_all_varcount_into(&s, &mut r);
         }
-        let mut res = Vec::with_capacity(n);
-        let mut at = 0;
-        for &c in &got {
-            res.push(recv[at..at + c as usize].to_vec());
-            at += c as usize;
-        }
-        res
+        blocks(&recv, &got)
     }
 
     fn min(&self, v: &mut [u64]) {
@@ -200,12 +208,6 @@ impl Procs for Mpi {
             let mut r = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
             root.gather_varcount_into_root(&buf[..], &mut r);
         }
-        let mut res = Vec::with_capacity(lens.len());
-        let mut at = 0;
-        for &c in &lens {
-            res.push(all[at..at + c as usize].to_vec());
-            at += c as usize;
-        }
-        Some(res)
+        Some(blocks(&all, &lens))
     }
 }
