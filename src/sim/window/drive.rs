@@ -188,33 +188,53 @@ fn exchange(procs: &dyn Procs, cells: &Cells, ids: &[usize]) -> u64 {
             }
             full.store(false, Ordering::Relaxed);
             let mut c = cells.cell(from, to);
-            let buf = &mut out[procs.holder(to)];
-            buf.extend_from_slice(&(from as u32).to_le_bytes());
-            buf.extend_from_slice(&(to as u32).to_le_bytes());
-            let at = buf.len();
-            buf.extend_from_slice(&[0; 8]);
-            wire::pack(&c, buf);
-            let len = (buf.len() - at - 8) as u64;
-            buf[at..at + 8].copy_from_slice(&len.to_le_bytes());
+            put_frame(&mut out[procs.holder(to)], &[from as u32, to as u32], |b| {
+                wire::pack(&c, b)
+            });
             c.clear();
         }
     }
     let sent = out.iter().map(|b| b.len() as u64).sum();
     for buf in procs.all_to_all(&out) {
-        let mut rest = &buf[..];
-        while !rest.is_empty() {
-            let (head, tail) = rest.split_at(16);
-            let word = |i: usize| u32::from_le_bytes(head[i..i + 4].try_into().expect("4 bytes"));
-            let (from, to) = (word(0) as usize, word(4) as usize);
-            let len = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes")) as usize;
-            let msgs = wire::unpack(&tail[..len])
+        for ([from, to], body) in frames::<2>(&buf) {
+            let (from, to) = (from as usize, to as usize);
+            let msgs = wire::unpack(body)
                 .expect("every process of a run is the same binary: it unpacks what they pack");
             cells.cell(from, to).extend(msgs);
             cells.full[from * n + to].store(true, Ordering::Release);
-            rest = &tail[len..];
         }
     }
     sent
+}
+
+/// Appends a frame to `buf`: the words of `head`, the length of the body (u64), and the body
+/// `write` appends (all little-endian).
+fn put_frame(buf: &mut Vec<u8>, head: &[u32], write: impl FnOnce(&mut Vec<u8>)) {
+    for w in head {
+        buf.extend_from_slice(&w.to_le_bytes());
+    }
+    let at = buf.len();
+    buf.extend_from_slice(&[0; 8]);
+    write(buf);
+    let len = (buf.len() - at - 8) as u64;
+    buf[at..at + 8].copy_from_slice(&len.to_le_bytes());
+}
+
+/// The frames [`put_frame`] wrote into `buf` with `H` head words: each one's head and body.
+fn frames<const H: usize>(mut buf: &[u8]) -> impl Iterator<Item = ([u32; H], &[u8])> {
+    std::iter::from_fn(move || {
+        if buf.is_empty() {
+            return None;
+        }
+        let word = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+        let head: [u32; H] = std::array::from_fn(|k| {
+            u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4 bytes"))
+        });
+        let len = word(4 * H) as usize;
+        let (body, rest) = buf[4 * H + 8..].split_at(len);
+        buf = rest;
+        Some((head, body))
+    })
 }
 
 /// Runs `f`, aborting the process if it panics: the other threads of the run would wait at
@@ -290,6 +310,8 @@ impl Windowed {
             map: &self.map,
             run_events: &self.run_events,
             ids,
+            local: (0..n).map(|p| ids.iter().position(|&i| i == p)).collect(),
+            counts: vec![0; n],
             procs,
             windows: 0,
             coordinator_s: 0.0,
@@ -477,15 +499,13 @@ impl Windowed {
         }
         match procs.as_deref().filter(|p| p.size() > 1) {
             Some(pr) => {
-                // Frames of (partition: u32, length: u64, state).
+                // A frame per partition: its number, its state.
                 let mut mine = Vec::new();
                 if pr.rank() != 0 {
                     for (i, s) in held.iter_mut().enumerate() {
                         if let Some(s) = s {
                             let b = s.export_part();
-                            mine.extend_from_slice(&(i as u32).to_le_bytes());
-                            mine.extend_from_slice(&(b.len() as u64).to_le_bytes());
-                            mine.extend_from_slice(&b);
+                            put_frame(&mut mine, &[i as u32], |m| m.extend_from_slice(&b));
                         }
                     }
                 }
@@ -493,14 +513,8 @@ impl Windowed {
                     return Ok(None);
                 };
                 for buf in got {
-                    let mut rest = &buf[..];
-                    while !rest.is_empty() {
-                        let (head, tail) = rest.split_at(12);
-                        let i = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
-                        let len = u64::from_le_bytes(head[4..].try_into().expect("8 bytes"));
-                        let (state, next) = tail.split_at(len as usize);
+                    for ([i], state) in frames::<1>(&buf) {
                         held[i as usize] = Some(stand_in(i as usize, state)?);
-                        rest = next;
                     }
                 }
             }
@@ -530,6 +544,10 @@ struct Driver<'a> {
     run_events: &'a [SimTime],
     /// The partitions this process holds (`parts[k]` is partition `ids[k]`).
     ids: &'a [usize],
+    /// Per partition: its index in `parts`, if this process holds it.
+    local: Vec<Option<usize>>,
+    /// Every partition's event count (reused window after window).
+    counts: Vec<u64>,
     /// The other processes (MPI), if any: the driver in each decides alike.
     procs: Option<&'a dyn Procs>,
     windows: u64,
@@ -602,10 +620,7 @@ impl Driver<'_> {
             }
             if let Some(sp) = self.sampler.as_mut() {
                 while at >= sp.next {
-                    match self.procs {
-                        Some(pr) => sample_procs(&all, self.ids, &self.map.owner, sp, pr),
-                        None => sample(&all, &self.map.owner, sp),
-                    }
+                    sample(&all, &self.map.owner, &self.local, self.procs, sp);
                 }
             }
             let mut end = (at + self.map.lookahead).min(next_grid);
@@ -652,16 +667,17 @@ impl Driver<'_> {
 
     /// Every partition's events so far, and the most any one handled since `seen` (each
     /// partition's count at the last call, brought up to date).
-    fn count_window(&self, parts: &[MutexGuard<'_, Sim>], seen: &mut [u64]) -> (u64, u64) {
-        let mut now = vec![0; seen.len()];
+    fn count_window(&mut self, parts: &[MutexGuard<'_, Sim>], seen: &mut [u64]) -> (u64, u64) {
+        let now = &mut self.counts;
+        now.fill(0);
         for (p, &i) in parts.iter().zip(self.ids) {
             now[i] = p.ev.popped();
         }
         if let Some(pr) = self.procs {
-            pr.sum(&mut now);
+            pr.sum(now);
         }
         let (mut total, mut most) = (0, 0);
-        for (e, seen) in now.into_iter().zip(seen) {
+        for (&e, seen) in now.iter().zip(seen) {
             total += e;
             most = most.max(e - *seen);
             *seen = e;
@@ -712,11 +728,7 @@ impl Driver<'_> {
     /// (a bit per unit: open at the source, finished at the destination; the bits of
     /// different processes never overlap, so a sum joins them).
     fn unreachable(&self, parts: &[MutexGuard<'_, Sim>]) -> Option<EndReason> {
-        let owner = &self.map.owner;
-        let mut local: Vec<Option<usize>> = vec![None; self.map.parts];
-        for (k, &i) in self.ids.iter().enumerate() {
-            local[i] = Some(k);
-        }
+        let (owner, local) = (&self.map.owner, &self.local);
         let msg_units = parts[0].msg_units;
         let msgs = parts[0].transport.messages().unwrap_or(&[]);
         // Each unit's hosts (the same in every replica).
@@ -778,55 +790,46 @@ impl Driver<'_> {
     }
 }
 
-/// Takes the time-series sample due, each port's state from its node's partition and each
-/// flow's from its sender's (the unpartitioned kernel's `take_sample` over the whole run).
-fn sample(parts: &[MutexGuard<'_, Sim>], owner: &[u16], sp: &mut timeseries::Sampler) {
-    sample_state(
-        sp,
-        |p| {
-            let k = owner[parts[0].net.ports[p].node.idx()] as usize;
-            &parts[k].net.ports[p]
-        },
-        |f| {
-            parts.iter().find_map(|s| match s.flows.get(f as usize) {
-                Some(fl) if !fl.is_placeholder() && s.owns_host(fl.src) => {
-                    s.transport.sample(FlowId(f))
-                }
-                _ => None,
-            })
-        },
-    );
+/// Flow `f`'s time-series sample, from the partition that holds its sender (None: not held
+/// here, not created yet, or nothing to sample).
+fn held_flow(parts: &[MutexGuard<'_, Sim>], f: u32) -> Option<crate::transport::FlowSample> {
+    parts.iter().find_map(|s| match s.flows.get(f as usize) {
+        Some(fl) if !fl.is_placeholder() && s.owns_host(fl.src) => s.transport.sample(FlowId(f)),
+        _ => None,
+    })
 }
 
-/// [`sample`] on several processes: each sends process 0 the sampled ports its partitions
-/// own and the samples of the sampled flows whose senders they hold, and process 0 samples
-/// from those. The others advance their samplers alike (from their own, partial state: what
+/// Takes the time-series sample due, each port's state from its node's partition and each
+/// flow's from its sender's (the unpartitioned kernel's `take_sample` over the whole run;
+/// `local`: each partition's index in `parts`, if held here). On several processes each
+/// sends process 0 the sampled ports and flows its partitions hold, and process 0 samples
+/// from those; the others advance their samplers alike (from their own, partial state: what
 /// they sample is never written).
-fn sample_procs(
+fn sample(
     parts: &[MutexGuard<'_, Sim>],
-    ids: &[usize],
     owner: &[u16],
+    local: &[Option<usize>],
+    procs: Option<&dyn Procs>,
     sp: &mut timeseries::Sampler,
-    pr: &dyn Procs,
 ) {
-    let mut ports: Vec<(u32, &Port)> = Vec::new();
-    for &p in &sp.ports {
+    let held_port = |p: usize| {
         let k = owner[parts[0].net.ports[p].node.idx()] as usize;
-        if let Some(l) = ids.iter().position(|&i| i == k) {
-            ports.push((p as u32, &parts[l].net.ports[p]));
-        }
-    }
-    let mut flows: Vec<(u32, crate::transport::FlowSample)> = Vec::new();
-    for &f in &sp.flows {
-        let held = parts.iter().find(|s| {
-            s.flows
-                .get(f as usize)
-                .is_some_and(|fl| !fl.is_placeholder() && s.owns_host(fl.src))
-        });
-        if let Some(x) = held.and_then(|s| s.transport.sample(FlowId(f))) {
-            flows.push((f, x));
-        }
-    }
+        local[k].map(|l| &parts[l].net.ports[p])
+    };
+    let Some(pr) = procs else {
+        sample_state(
+            sp,
+            |p| held_port(p).expect("one process holds every partition"),
+            |f| held_flow(parts, f),
+        );
+        return;
+    };
+    let ports: Vec<(u32, &Port)> = (sp.ports.iter())
+        .filter_map(|&p| Some((p as u32, held_port(p)?)))
+        .collect();
+    let flows: Vec<(u32, crate::transport::FlowSample)> = (sp.flows.iter())
+        .filter_map(|&f| Some((f, held_flow(parts, f)?)))
+        .collect();
     // MessagePack: a port holds configuration enums (see `state`).
     let mine = rmp_serde::to_vec(&(&ports, &flows)).expect("a sample packs");
     let Some(all) = pr.gather(&mine) else {
