@@ -20,6 +20,7 @@ pub fn retires(cfg: &Config) -> bool {
         && cfg.probe.is_none()
         && cfg.end_when.is_none()
         && cfg.nic.order != crate::config::NicOrder::Index
+        && !cfg.workload.has_collectives()
 }
 
 /// [`build_sim`], choosing whether flows are released as they finish (`retire`; honoured
@@ -57,11 +58,11 @@ pub fn build_sim_with(
             read.hex()
         ));
     }
-    let specs = match stream {
-        Some(_) => Vec::new(),
+    let (specs, dag, collectives) = match stream {
+        Some(_) => Default::default(),
         None => cfg
             .workload
-            .generate(n_hosts, cfg.topology.host_rate(), plan.seed, base)?,
+            .generate_graph(n_hosts, cfg.topology.host_rate(), plan.seed, base)?,
     };
     // Flows that would arrive after the stop time never happen: they are not generated.
     let specs = match cfg.stop_time {
@@ -91,6 +92,7 @@ pub fn build_sim_with(
         build,
         transport,
         flows: specs,
+        dag,
         retire,
         stream,
         data_prio: cfg.priorities.data,
@@ -100,6 +102,7 @@ pub fn build_sim_with(
         end_when: cfg.end_when,
         grid: cfg.run.grid,
     })?;
+    sim.collectives = collectives;
     if cfg.quirks.int_units {
         sim.quantize_telemetry();
     }

@@ -624,6 +624,17 @@ pub fn collect_with(
         rec.flush(&mut records, &mut totals)?;
     }
     records.sort_by_key(|r| r.flow_id);
+    let collectives = sim
+        .collectives
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            c.result(i, |id| {
+                let k = records.binary_search_by_key(&id, |r| r.flow_id).ok()?;
+                Some((records[k].start_ps, records[k].rcv_finish_ps))
+            })
+        })
+        .collect();
     if !sim.retiring() {
         // Every flow's deadline class has a row, counted or not.
         for d in sim.flows.iter().filter_map(|f| f.deadline_class) {
@@ -714,5 +725,6 @@ pub fn collect_with(
         timeseries: None,
         timeseries_csv: None,
         window: None,
+        collectives,
     })
 }

@@ -352,6 +352,43 @@ fn switches_csv(r: &RunResult) -> String {
     t.finish()
 }
 
+/// `collectives.csv`: one row per collective of the workload.
+fn collectives_csv(r: &RunResult) -> String {
+    let mut t = CsvTable::new([
+        "collective",
+        "op",
+        "algorithm",
+        "ranks",
+        "size_bytes",
+        "flows",
+        "flows_finished",
+        "start_ps",
+        "finish_ps",
+        "time_us",
+        "algbw_gbps",
+        "busbw_gbps",
+    ]);
+    let opt = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+    let optf = |v: Option<f64>| v.map_or(String::new(), num);
+    for c in &r.collectives {
+        t.row([
+            c.collective.to_string(),
+            c.op.to_string(),
+            c.algorithm.to_string(),
+            c.ranks.to_string(),
+            c.size_bytes.to_string(),
+            c.flows.to_string(),
+            c.flows_finished.to_string(),
+            opt(c.start_ps),
+            opt(c.finish_ps),
+            optf(c.time_ps.map(|t| t as f64 / 1e6)),
+            optf(c.algbw_gbps),
+            optf(c.busbw_gbps),
+        ]);
+    }
+    t.finish()
+}
+
 fn ports_csv(r: &RunResult) -> String {
     let mut t = CsvTable::new([
         "port",
@@ -501,6 +538,9 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
         fs::write(tmp.join("switches.csv"), switches_csv(r))?;
         if let Some(b) = &r.pcap_bytes {
             fs::write(tmp.join("trace.pcap"), b)?;
+        }
+        if !r.collectives.is_empty() {
+            fs::write(tmp.join("collectives.csv"), collectives_csv(r))?;
         }
         if let Some([q, l, f]) = &r.timeseries_csv {
             fs::write(tmp.join("ts_queues.csv"), q)?;

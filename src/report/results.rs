@@ -135,6 +135,9 @@ pub struct RunResult {
     /// bench`; not an output: it depends on the machine).
     #[serde(skip)]
     pub window: Option<crate::sim::window::WindowStats>,
+    /// The workload's collectives (`collectives.csv`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub collectives: Vec<crate::workload::collective::CollectiveResult>,
 }
 
 /// What a run's time series hold.

@@ -92,10 +92,10 @@ impl Sim {
         let mut any = false;
         if self.msg_units {
             let msgs = self.transport.messages().unwrap_or(&[]);
-            for m in msgs
-                .iter()
-                .filter(|m| (m.order as usize) < self.next_start && m.finish.is_none())
-            {
+            for m in msgs.iter().filter(|m| {
+                let o = m.order as usize;
+                (o < self.next_start || self.deps.started(o, self.n_static)) && m.finish.is_none()
+            }) {
                 if !cut(m.src, m.dst) {
                     return false;
                 }
@@ -125,7 +125,7 @@ impl Sim {
             || self.starts_pending > 0
             || self.arrivals_pending > 0
             || finished == self.total
-            || (!self.draining && self.arrival_time(self.next_start).is_some())
+            || (!self.draining && self.next_release() < SimTime::MAX)
     }
 
     /// Whether an `Arrive` event for port `p` now finds no packet due: the packets it was

@@ -12,12 +12,14 @@
 //!   its source host, keyed by that host and its place in the workload
 //!   (`sched::Schedule::push_start`); the events due before the next grid point are pushed
 //!   when the run reaches a grid point (a streamed workload is read that far).
-//! * **Dependencies.** A group (the flows a dependent flow waits for) is counted at its owner,
-//!   the destination of its first member. A member received at another host tells the owner
-//!   one base latency later (`Sim::host_latency`); a waiting flow at another host than the
-//!   owner starts no sooner than one base latency after the group completed (its own delay
-//!   when that is longer): the news travels as a control message would on an idle network,
-//!   never instantaneously. A dependent flow at the owner itself starts after its own delay.
+//! * **Dependencies.** A join (a group of flows, or any set of flows, messages and compute
+//!   steps a dependency graph names) is counted at its host (a group's: the destination of
+//!   its first member). A completion at another host tells the join one base latency later
+//!   (`Sim::host_latency`); a waiting unit or compute step at another host than the join's
+//!   starts no sooner than one base latency after the join completed (its own delay when
+//!   that is longer): the news travels as a control message would on an idle network, never
+//!   instantaneously. One at the join's host itself starts after its own delay (`deps`).
+//!   Compute steps without a join are released like arrivals.
 //!
 //! Random draws are per node as well: each switch's, each sending host's (RDMA source ports,
 //! MP-RDMA's path probing), each link's (random loss).
@@ -154,13 +156,17 @@ impl Sim {
             Ev::Pfc { port, prio, pause } => self.on_pfc(port, prio, pause),
             Ev::Timer(f, g) => self.on_timer(f, g),
             Ev::Pace(f, g) => self.on_pace(f, g),
-            Ev::StartFlow(f) => {
+            Ev::Start(u) => {
                 self.starts_pending -= 1;
-                self.start_flow(f);
+                self.start_unit(u as usize);
             }
-            Ev::GroupDone(g) => {
+            Ev::JoinNews(j) => {
                 self.starts_pending -= 1;
-                self.group_member_done(g);
+                self.join_counts(j);
+            }
+            Ev::CalcDone(c) => {
+                self.starts_pending -= 1;
+                self.calc_done(c);
             }
             Ev::Fail(i) => {
                 self.fails_pending -= 1;
@@ -181,7 +187,7 @@ impl Sim {
     /// At a grid point: whether the run has ended, from the state every earlier event left.
     /// The `end_when` tag being done starts the draining (nothing new starts from here on).
     fn grid_end(&mut self) -> Option<EndReason> {
-        if self.finished == self.total {
+        if self.finished == self.total && self.deps.calcs_done == self.deps.calcs.len() {
             return Some(EndReason::AllFinished);
         }
         if self.end_tag.is_some() && self.tag_finished == self.tag_total {
@@ -218,7 +224,7 @@ impl Sim {
                 },
             };
             self.next_start += 1;
-            self.next_arrival = self.arrival_time(self.next_start).unwrap_or(SimTime::MAX);
+            self.next_arrival = self.next_release();
             if !self.owns_host(host) {
                 // Another partition's (its spec, if read ahead, is never needed here).
                 if self.stream.is_some() && self.retire.is_some() {
@@ -228,6 +234,10 @@ impl Sim {
             }
             self.arrivals_pending += 1;
             self.ev.push_start(t.max(self.now), host, i as u32);
+        }
+        if self.deps.next_root().is_some_and(|t| t < before) {
+            self.release_calcs(before);
+            self.next_arrival = self.next_release();
         }
     }
 
@@ -273,57 +283,6 @@ impl Sim {
             }
             self.make_ready(f);
         }
-    }
-
-    /// Flow `f`, a member of group `g`, was received completely at its
-    /// destination: the group's owner counts it now (it is the owner) or one base latency
-    /// later.
-    pub(in crate::sim) fn member_received(&mut self, f: FlowId, g: u32) {
-        let here = self.flows[f.idx()].dst;
-        let owner = self.group_owner[g as usize];
-        if here == owner {
-            self.group_member_done(g);
-        } else {
-            let at = self.now + self.host_latency(here, owner);
-            self.push_start_event(NodeId(owner), at, Ev::GroupDone(g));
-        }
-    }
-
-    /// One more member of group `g` has arrived, counted at its owner; the last
-    /// one releases the flows that wait for the group.
-    fn group_member_done(&mut self, g: u32) {
-        let left = &mut self.group_left[g as usize];
-        *left -= 1;
-        if *left > 0 {
-            return;
-        }
-        let owner = self.group_owner[g as usize];
-        let waiting = std::mem::take(&mut self.waiters[g as usize]);
-        for w in waiting {
-            let src = self.flows[w.idx()].src;
-            let offset = self.flows[w.idx()].start;
-            let delay = if src == owner {
-                offset
-            } else {
-                offset.max(self.host_latency(owner, src))
-            };
-            if delay == SimTime::ZERO {
-                self.start_flow(w);
-            } else {
-                let at = self.now + delay;
-                self.flows[w.idx()].start = at;
-                self.push_start_event(NodeId(src), at, Ev::StartFlow(w));
-            }
-        }
-    }
-
-    /// Schedules a dependency's event (a group member's news, a waiting flow's start) at
-    /// `node`, counted as pending where it will be handled.
-    fn push_start_event(&mut self, node: NodeId, at: SimTime, ev: Ev) {
-        if self.owns(node) {
-            self.starts_pending += 1;
-        }
-        self.push_to(node, at, ev);
     }
 
     /// The base latency from host `a` to host `b`: a 64-byte frame's serialization and

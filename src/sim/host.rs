@@ -146,7 +146,11 @@ impl Sim {
                 self.send_control(hp, ctl);
             }
             if rx.received {
-                self.on_received(pkt.flow);
+                let u = match self.msg_units {
+                    true => crate::transport::message_of(&pkt),
+                    false => pkt.flow.idx(),
+                };
+                self.on_received(u);
             }
         } else {
             let (t, mut h) = self.host();

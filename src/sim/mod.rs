@@ -3,7 +3,7 @@
 //! Events (a `Copy` enum, one `match`):
 //!
 //! * `Arrival { host, index }`: a flow (or RDMA message) of the workload starts at its source;
-//! * `StartFlow(flow)`, `GroupDone(group)`: dependencies (see [`grid`]);
+//! * `Start(unit)`, `JoinNews(join)`, `CalcDone(step)`: dependencies (see [`deps`]);
 //! * `Fail(i)`, `Reroute`: failures and route recomputation, the run's own events;
 //! * `TxDone(port)`: the port's serializer is free and it has a backlog: start the next packet;
 //! * `Arrive(port)`: the head of the port's wire reaches the far end (the next packet on the
@@ -37,6 +37,7 @@
 //! `telemetry` and `timeseries` what is observed.
 
 pub mod attrib;
+pub mod deps;
 mod failure;
 pub mod grid;
 mod host;
@@ -138,8 +139,8 @@ enum Ev {
     },
     Timer(FlowId, u32),
     Pace(FlowId, u32),
-    /// A dependent flow whose group completed starts (after its delay).
-    StartFlow(FlowId),
+    /// A unit (flow, or RDMA message) whose join completed starts (after its delay).
+    Start(u32),
     /// Failure `i` of `[[failures]]` happens.
     Fail(u32),
     /// Routes are recomputed after a failure (its convergence delay later).
@@ -150,9 +151,11 @@ enum Ev {
         host: u32,
         index: u32,
     },
-    /// A member of group `g` was received at a host other than the group's
-    /// owner, and the news reaches the owner.
-    GroupDone(u32),
+    /// A completion counted by join `j` happened at another host than the join's, and the
+    /// news reaches it.
+    JoinNews(u32),
+    /// Compute step `c` of the dependencies finishes.
+    CalcDone(u32),
 }
 
 /// Where a packet goes at a switch when the run has pinned paths or failures.
@@ -209,6 +212,8 @@ pub struct SimSetup<'a> {
     pub build: BuildOpts<'a>,
     pub transport: TransportSpec,
     pub flows: Vec<FlowSpec>,
+    /// What the flows and compute steps wait for beyond the flows' groups.
+    pub dag: crate::workload::Dag,
     /// Release each flow's state once it has finished and its last packet is gone
     /// (`Retire`); honoured for TCP and UDP workloads without dependencies.
     pub retire: bool,
@@ -412,12 +417,10 @@ pub struct Sim {
     fails_pending: u32,
     reroutes_pending: u32,
     starts_pending: u32,
-    /// Members of each group not yet received, and the flows waiting for it.
-    group_left: Vec<u32>,
-    waiters: Vec<Vec<FlowId>>,
-    /// Each group's owner, the host that counts it (its first member's
-    /// destination).
-    group_owner: Vec<u32>,
+    /// Joins, what waits for them, compute steps (`deps`).
+    pub(in crate::sim) deps: deps::Deps,
+    /// The workload's collectives (their flows are reported together).
+    pub collectives: Vec<crate::workload::collective::CollectiveInfo>,
     /// The grid's spacing and the next grid point; arrivals pushed and not yet
     /// handled; a streamed workload's specs read ahead (by arrival index from
     /// `start_buf_base`; None once started).
@@ -536,10 +539,10 @@ impl Sim {
                 ));
             }
         }
-        let dependent = s
-            .flows
-            .iter()
-            .any(|f| f.group.is_some() || f.after.is_some());
+        let dependent = !s.dag.is_empty()
+            || s.flows
+                .iter()
+                .any(|f| f.group.is_some() || f.after.is_some());
         let retiring = s.retire && !dependent;
         if let TransportSpec::Rdma(spec) = &s.transport {
             for p in [spec.short_prio, spec.long_prio, spec.params.ack_prio] {
@@ -580,34 +583,15 @@ impl Sim {
             Some(m) => m.len(),
             None => s.flows.len(),
         };
-        // Groups and the flows that wait for them.
-        let n_groups = s
-            .flows
-            .iter()
-            .filter_map(|f| f.group.max(f.after))
-            .max()
-            .map_or(0, |g| g as usize + 1);
-        if n_groups > 0 && msg_units {
-            return Err("dependent workloads (partition-aggregate, sequential) need a TCP-family or UDP scheme".into());
-        }
-        let mut group_left = vec![0u32; n_groups];
-        let mut waiters: Vec<Vec<FlowId>> = vec![Vec::new(); n_groups];
-        let mut group_owner = vec![u32::MAX; n_groups];
-        for (i, f) in s.flows.iter().enumerate() {
-            if let Some(g) = f.group {
-                group_left[g as usize] += 1;
-                if group_owner[g as usize] == u32::MAX {
-                    group_owner[g as usize] = f.dst;
-                }
-            }
-            if let Some(g) = f.after {
-                waiters[g as usize].push(FlowId(i as u32));
-            }
-        }
         let n_static = s.flows.iter().take_while(|f| f.after.is_none()).count();
         if s.flows[n_static..].iter().any(|f| f.after.is_none()) {
             return Err("flows that wait for a group must come after the others".into());
         }
+        // Joins and what waits for them (none in a retiring run).
+        let deps = match retiring {
+            true => deps::Deps::default(),
+            false => deps::Deps::new(&s.flows, n_static, &s.dag)?,
+        };
         let ready = (0..net.n_hosts)
             .map(|_| (0..nq).map(|_| VecDeque::new()).collect())
             .collect();
@@ -663,9 +647,8 @@ impl Sim {
             fails_pending: 0,
             reroutes_pending: 0,
             starts_pending: 0,
-            group_left,
-            waiters,
-            group_owner,
+            deps,
+            collectives: Vec::new(),
             grid: s.grid.max(SimTime(1)),
             next_grid: SimTime::ZERO,
             next_arrival: SimTime::MAX,
@@ -706,7 +689,7 @@ impl Sim {
                 false => Vec::new(),
             },
         };
-        sim.next_arrival = sim.arrival_time(0).unwrap_or(SimTime::MAX);
+        sim.next_arrival = sim.next_release();
         Ok(sim)
     }
 
@@ -865,9 +848,16 @@ impl Sim {
             };
         }
         match self.transport.messages() {
+            _ if i >= self.n_static => None,
             Some(m) => m.get(i).map(|m| m.start),
-            None if i < self.n_static => Some(self.flows[i].start),
-            None => None,
+            None => Some(self.flows[i].start),
         }
+    }
+
+    /// The next instant a release is due: a workload arrival not pushed yet, or a compute
+    /// step without a join (MAX: none).
+    pub(in crate::sim) fn next_release(&self) -> SimTime {
+        let a = self.arrival_time(self.next_start).unwrap_or(SimTime::MAX);
+        a.min(self.deps.next_root().unwrap_or(SimTime::MAX))
     }
 }

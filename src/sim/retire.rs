@@ -5,23 +5,26 @@
 use super::*;
 
 impl Sim {
-    /// Flow `f` was received completely: it may complete its group, starting the flows that
-    /// wait for the group.
-    pub(in crate::sim) fn on_received(&mut self, f: FlowId) {
-        let g = self.flows[f.idx()].group;
-        if g == u32::MAX {
-            return;
-        }
-        self.member_received(f, g);
-    }
-
-    /// A dependent flow starts now.
-    pub(in crate::sim) fn start_flow(&mut self, f: FlowId) {
+    /// A unit (flow, or RDMA message) that waited for a join starts now.
+    pub(in crate::sim) fn start_unit(&mut self, u: usize) {
         if self.draining {
             return;
         }
         self.started += 1;
         let now = self.now;
+        if self.msg_units {
+            let n_static = self.n_static;
+            self.deps.mark_started(u, n_static);
+            let src = self.transport.start_message(u as u32, now);
+            if let Some(a) = &mut self.attrib {
+                a.unit_start(u, src as usize, now);
+            }
+            let (t, mut h) = self.host();
+            t.on_message(u as u32, &mut h);
+            self.flush_wakes();
+            return;
+        }
+        let f = FlowId(u as u32);
         let fl = &mut self.flows[f.idx()];
         fl.start = now;
         fl.deadline = fl.rel_deadline.map(|d| now + d);

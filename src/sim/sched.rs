@@ -111,6 +111,14 @@ impl Schedule {
         self.q.push_tie(t, tie, Ev::Arrival { host, index });
     }
 
+    /// Schedules `ev`, a dependency's event released like an arrival (a compute step without
+    /// a join), at `t` at `host`, keyed as arrival `index` of the host would be.
+    #[inline]
+    pub(in crate::sim) fn push_start_ev(&mut self, t: SimTime, host: u32, index: u32, ev: Ev) {
+        let tie = self.keys.tie(t, self.start_base + host, index as u64);
+        self.q.push_tie(t, tie, ev);
+    }
+
     /// The earliest event if it is due before `limit`.
     #[inline(always)]
     pub(in crate::sim) fn pop_before(&mut self, limit: SimTime) -> Option<(SimTime, Ev)> {
@@ -146,11 +154,9 @@ impl Sim {
         match *ev {
             Ev::TxDone(p) | Ev::Pfc { port: p, .. } => Some(self.net.ports[p.idx()].node),
             Ev::Arrive(p) => Some(self.net.ports[p.idx()].peer_node),
-            Ev::Timer(f, _) | Ev::Pace(f, _) | Ev::StartFlow(f) => {
-                Some(NodeId(self.flows[f.idx()].src))
-            }
+            Ev::Timer(f, _) | Ev::Pace(f, _) => Some(NodeId(self.flows[f.idx()].src)),
             Ev::Arrival { host, .. } => Some(NodeId(host)),
-            Ev::GroupDone(g) => Some(NodeId(self.group_owner[g as usize])),
+            Ev::Start(_) | Ev::JoinNews(_) | Ev::CalcDone(_) => Some(NodeId(self.dep_host(ev))),
             Ev::Fail(_) | Ev::Reroute => None,
         }
     }

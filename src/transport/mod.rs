@@ -325,7 +325,8 @@ pub fn reply(data: &Packet, kind: PktKind, seq: u64, hdr: Hdr, size: u32, prio: 
 pub struct Rx {
     /// The control packet to send back (sent by the receiving host's NIC ahead of its data).
     pub reply: Option<Packet>,
-    /// The flow's last byte was received in order just now (dependent flows may start).
+    /// The flow's last byte (RDMA: its message's) was received in order just now (what
+    /// waits for it may start).
     pub received: bool,
 }
 
@@ -586,6 +587,15 @@ impl Transport {
     /// release messages).
     pub fn open_message(&mut self, m: u32, spec: &FlowSpec, order: u32) {
         with_rdma!(self, r => r.open(m, spec, order), unreachable!("only RDMA runs have messages"))
+    }
+
+    /// RDMA: message `m`, which waited for a dependency, starts at `now`; its source host.
+    pub fn start_message(&mut self, m: u32, now: SimTime) -> u32 {
+        with_rdma!(self, r => {
+            let msg = &mut r.msgs[m as usize];
+            msg.start = now;
+            msg.src
+        }, unreachable!("only RDMA runs have messages"))
     }
 
     /// RDMA: releases message slot `m` (and its connection's, where each message has its

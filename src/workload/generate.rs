@@ -5,9 +5,96 @@
 use super::*;
 
 impl WorkloadConfig {
-    /// Expands the workload into flows: those that start on their own, sorted by start time
-    /// (ties by id), then those that wait for a group.
+    /// Expands a workload without a dependency graph beyond groups into flows: those that
+    /// start on their own, sorted by start time (ties by id), then those that wait for a
+    /// group. A workload with a graph (collectives, a mix holding one) is refused: see
+    /// [`WorkloadConfig::generate_graph`].
     pub fn generate(
+        &self,
+        n_hosts: usize,
+        host_rate: BitRate,
+        seed: u64,
+        base: &Path,
+    ) -> Result<Vec<FlowSpec>, String> {
+        let (v, dag, _) = self.generate_graph(n_hosts, host_rate, seed, base)?;
+        if !dag.is_empty() {
+            return Err("this workload has a dependency graph: generate_graph gives it".into());
+        }
+        Ok(v)
+    }
+
+    /// Expands the workload into flows (ordered as [`WorkloadConfig::generate`] orders them),
+    /// the joins and compute steps they wait for beyond their groups, and its collectives.
+    pub fn generate_graph(
+        &self,
+        n_hosts: usize,
+        host_rate: BitRate,
+        seed: u64,
+        base: &Path,
+    ) -> Result<(Vec<FlowSpec>, Dag, Vec<collective::CollectiveInfo>), String> {
+        match self {
+            WorkloadConfig::Mix { parts } => self.mix(parts, n_hosts, host_rate, seed, base),
+            WorkloadConfig::Collective(c) => {
+                let g = c.graph(n_hosts)?;
+                Ok((in_order(g.flows, host_rate)?, g.dag, g.collectives))
+            }
+            _ => Ok((
+                self.flows(n_hosts, host_rate, seed, base)?,
+                Dag::default(),
+                Vec::new(),
+            )),
+        }
+    }
+
+    /// The parts of a `mix`, joined: flow ids renumbered in order of the parts, joins
+    /// (groups) numbered apart.
+    fn mix(
+        &self,
+        parts: &[WorkloadConfig],
+        n_hosts: usize,
+        host_rate: BitRate,
+        seed: u64,
+        base: &Path,
+    ) -> Result<(Vec<FlowSpec>, Dag, Vec<collective::CollectiveInfo>), String> {
+        let mut all = Vec::new();
+        let mut dag = Dag::default();
+        let mut infos = Vec::new();
+        let mut group_base = 0u32;
+        for (i, p) in parts.iter().enumerate() {
+            // Each part draws from its own streams; joins get disjoint numbers.
+            let part_seed = crate::engine::rng::mix64(seed ^ (0x9E37 + i as u64));
+            let (mut v, d, cs) = p.generate_graph(n_hosts, host_rate, part_seed, base)?;
+            let top = d.n_joins(&v) as u32;
+            let id_base = all.len() as u32;
+            let ids: std::collections::HashMap<u32, u32> = v
+                .iter()
+                .enumerate()
+                .map(|(k, f)| (f.id, id_base + k as u32))
+                .collect();
+            for f in v.iter_mut() {
+                if let Some(g) = f.group.as_mut() {
+                    *g += group_base;
+                }
+                if let Some(a) = f.after.as_mut() {
+                    *a += group_base;
+                }
+            }
+            for mut c in cs {
+                c.flows.iter_mut().for_each(|id| *id = ids[id]);
+                infos.push(c);
+            }
+            dag.append(d, group_base, |id| ids[&id]);
+            group_base += top;
+            all.extend(v);
+        }
+        for (i, f) in all.iter_mut().enumerate() {
+            f.id = i as u32;
+        }
+        Ok((in_order(all, host_rate)?, dag, infos))
+    }
+
+    /// The flows of a workload other than `mix` and `collective`.
+    fn flows(
         &self,
         n_hosts: usize,
         host_rate: BitRate,
@@ -320,30 +407,8 @@ impl WorkloadConfig {
                 }
                 out
             }
-            WorkloadConfig::Mix { parts } => {
-                let mut all = Vec::new();
-                let mut group_base = 0u32;
-                for (i, p) in parts.iter().enumerate() {
-                    // Each part draws from its own streams; groups get disjoint numbers.
-                    let part_seed = crate::engine::rng::mix64(seed ^ (0x9E37 + i as u64));
-                    let mut v = p.generate(n_hosts, host_rate, part_seed, base)?;
-                    let mut top = 0;
-                    for f in v.iter_mut() {
-                        if let Some(g) = f.group.as_mut() {
-                            *g += group_base;
-                            top = top.max(*g + 1);
-                        }
-                        if let Some(a) = f.after.as_mut() {
-                            *a += group_base;
-                        }
-                    }
-                    group_base = group_base.max(top);
-                    all.extend(v);
-                }
-                for (i, f) in all.iter_mut().enumerate() {
-                    f.id = i as u32;
-                }
-                all
+            WorkloadConfig::Mix { .. } | WorkloadConfig::Collective(_) => {
+                unreachable!("generate_graph expands these")
             }
             WorkloadConfig::Flows { flows } => flows
                 .iter()

@@ -28,7 +28,9 @@
 //! set of flows), closed-loop applications other than the two PDTCP ones.
 
 pub mod cdf;
+pub mod collective;
 mod csv;
+pub mod dag;
 mod generate;
 mod import;
 mod stream;
@@ -36,6 +38,7 @@ mod validate;
 
 use csv::*;
 pub use csv::{CsvStream, read_csv};
+pub use dag::{Calc, Dag, Join, Pred};
 use generate::*;
 use import::*;
 pub use import::{HpccStream, read_hpcc, read_htsim, read_json};
@@ -377,6 +380,9 @@ pub enum WorkloadConfig {
     },
     /// An explicit list of flows.
     Flows { flows: Vec<InlineFlow> },
+    /// Collective communication (all-reduce, all-gather, reduce-scatter, all-to-all,
+    /// broadcast) over a set of ranks, as a dependency graph of flows (`collective`).
+    Collective(collective::CollectiveConfig),
     /// The union of several workloads (flow ids renumbered in start order).
     Mix { parts: Vec<WorkloadConfig> },
 }

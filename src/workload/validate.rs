@@ -67,6 +67,7 @@ impl WorkloadConfig {
                 ..
             } => 2 * *workflows as u64 * *requests as u64,
             WorkloadConfig::Flows { flows } => flows.len() as u64,
+            WorkloadConfig::Collective(c) => c.max_flows(n_hosts),
             WorkloadConfig::AllReduce { hosts, .. } => {
                 let n = hosts.as_ref().map_or(n_hosts as u64, |h| h.len() as u64);
                 2 * n.saturating_sub(1).saturating_mul(n)
@@ -147,6 +148,7 @@ impl WorkloadConfig {
                     * (request_size.0 as f64 + mean(*response_size, Some(*response_size_max)))
             }
             WorkloadConfig::Flows { flows } => flows.iter().map(|f| f.size.0 as f64).sum(),
+            WorkloadConfig::Collective(c) => c.bytes(n_hosts),
             WorkloadConfig::AllReduce { hosts, size, .. } => {
                 2.0 * (ring(hosts) - 1.0) * size.0 as f64
             }
@@ -180,6 +182,15 @@ impl WorkloadConfig {
         }
     }
 
+    /// Whether it holds a collective (whose results are read from every flow's record).
+    pub fn has_collectives(&self) -> bool {
+        match self {
+            WorkloadConfig::Collective(_) => true,
+            WorkloadConfig::Mix { parts } => parts.iter().any(|p| p.has_collectives()),
+            _ => false,
+        }
+    }
+
     /// The tags its flows may carry.
     pub fn tags(&self) -> Vec<FlowTag> {
         match self {
@@ -193,7 +204,8 @@ impl WorkloadConfig {
             | WorkloadConfig::AllReduce { .. }
             | WorkloadConfig::AllToAll { .. }
             | WorkloadConfig::Permutation { .. }
-            | WorkloadConfig::Flows { .. } => vec![FlowTag::Flow],
+            | WorkloadConfig::Flows { .. }
+            | WorkloadConfig::Collective(_) => vec![FlowTag::Flow],
             WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.tags()).collect(),
         }
     }
@@ -476,6 +488,7 @@ impl WorkloadConfig {
                     return e("deadline_mean", "deadline means must be positive".into());
                 }
             }
+            WorkloadConfig::Collective(c) => c.validate(n_hosts, host_rate)?,
             WorkloadConfig::Mix { parts } => {
                 if parts.is_empty() {
                     return e("parts", "lists no workloads".into());

@@ -1,4 +1,4 @@
-//! Golden outputs: every output file of eleven configs (`tests/golden/`), hashed, against the
+//! Golden outputs: every output file of twelve configs (`tests/golden/`), hashed, against the
 //! hashes recorded in `tests/golden/<config>.hashes`.
 //!
 //! They pin the model's behaviour as a whole, bit for bit, across changes meant to keep it
@@ -254,6 +254,7 @@ golden! {
     golden_failures: "failures";
     golden_hpcc_file: "hpcc_file";
     golden_incast_ties: "incast_ties";
+    golden_collective: "collective";
 }
 
 /// The hashing itself: provenance keys are removed at any depth, outcome keys kept, figures

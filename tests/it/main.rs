@@ -5,6 +5,7 @@ mod analytic;
 mod attribution;
 mod changed;
 mod cli;
+mod collectives;
 mod common;
 mod corpus;
 mod dctcp;

@@ -78,6 +78,7 @@ split! {
     split_pcap: "pcap";
     split_timeseries: "timeseries";
     split_failures: "failures";
+    split_collective: "collective";
     split_hpcc_file: "hpcc_file";
     split_incast_ties: "incast_ties";
 }

@@ -688,17 +688,18 @@ impl Driver<'_> {
     /// At a grid point: whether the run has ended, from every partition's counts (the
     /// unpartitioned kernel's `grid_end` over the whole run).
     fn grid_end(&self, parts: &mut [MutexGuard<'_, Sim>]) -> Option<EndReason> {
-        let mut counts = [0u64; 3];
+        let mut counts = [0u64; 4];
         for p in parts.iter() {
             counts[0] += p.finished as u64;
             counts[1] += p.started as u64;
             counts[2] += p.tag_finished as u64;
+            counts[3] += p.deps.calcs_done as u64;
         }
         if let Some(pr) = self.procs {
             pr.sum(&mut counts);
         }
-        let [finished, started, tag_finished] = counts.map(|c| c as usize);
-        if finished == parts[0].total {
+        let [finished, started, tag_finished, calcs_done] = counts.map(|c| c as usize);
+        if finished == parts[0].total && calcs_done == parts[0].deps.calcs.len() {
             return Some(EndReason::AllFinished);
         }
         if parts[0].end_tag.is_some() && tag_finished == parts[0].tag_total {
@@ -750,7 +751,8 @@ impl Driver<'_> {
                 let open = match msg_units {
                     true => {
                         let snd = &p.transport.messages().expect("RDMA")[u];
-                        (msgs[u].order as usize) < p.next_start && snd.finish.is_none()
+                        let o = msgs[u].order as usize;
+                        (o < p.next_start || p.deps.started(o, p.n_static)) && snd.finish.is_none()
                     }
                     false => p.flows[u].started && p.flows[u].finish.is_none(),
                 };

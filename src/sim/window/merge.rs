@@ -133,8 +133,16 @@ pub(super) fn merge(parts: Vec<Sim>, map: &PartitionMap) -> Sim {
         base.finished += o.finished;
         base.tag_finished += o.tag_finished;
         base.started += o.started;
+        base.deps.calcs_done += o.deps.calcs_done;
         // The run's own events were handled by every partition: counted once.
         base.events_elsewhere += o.events() - o.run_events;
+    }
+    // Compute steps: each from the partition of its host.
+    for c in 0..base.deps.calcs.len() {
+        let k = owner[base.deps.calcs[c].host as usize] as usize;
+        if k > 0 {
+            base.deps.calcs[c] = rest[k - 1].deps.calcs[c].clone();
+        }
     }
     // Packet traces: every partition's captures, in the run's order.
     if base.pcap.is_some() {

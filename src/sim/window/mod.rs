@@ -389,7 +389,7 @@ impl Sim {
                 port.stats.tx_pkts = index + 1;
             }
             Remote::Event { at, tie, ev, .. } => {
-                if matches!(ev, Ev::StartFlow(_) | Ev::GroupDone(_)) {
+                if matches!(ev, Ev::Start(_) | Ev::JoinNews(_) | Ev::CalcDone(_)) {
                     self.starts_pending += 1;
                 }
                 self.ev.push_keyed(at, tie, ev);

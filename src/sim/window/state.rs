@@ -29,6 +29,7 @@ struct Export<'a> {
     switches: &'a [crate::net::Switch],
     flows: &'a [Flow],
     transport: &'a Transport,
+    calcs: &'a [deps::CalcRun],
     counts: Counts,
     pcap: Option<Vec<crate::pcap::Deferred>>,
     attrib: Option<attrib::PartResults>,
@@ -42,6 +43,7 @@ struct Import {
     switches: Vec<crate::net::Switch>,
     flows: Vec<Flow>,
     transport: Transport,
+    calcs: Vec<deps::CalcRun>,
     counts: Counts,
     pcap: Option<Vec<crate::pcap::Deferred>>,
     attrib: Option<attrib::PartResults>,
@@ -57,6 +59,7 @@ struct Counts {
     finished: usize,
     tag_finished: usize,
     started: usize,
+    calcs_done: usize,
     /// Events handled, the run's own included.
     popped: u64,
     /// The run's own events handled (every partition handles them).
@@ -75,6 +78,7 @@ impl Sim {
             finished: self.finished,
             tag_finished: self.tag_finished,
             started: self.started,
+            calcs_done: self.deps.calcs_done,
             popped: self.events(),
             run_events: self.run_events,
             now: self.now,
@@ -85,6 +89,7 @@ impl Sim {
             switches: &self.net.switches,
             flows: &self.flows,
             transport: &self.transport,
+            calcs: &self.deps.calcs,
             counts,
             pcap: self.pcap.as_mut().map(|w| w.take_deferred()),
             attrib: self.attrib.as_ref().map(|a| a.part_results()),
@@ -113,6 +118,7 @@ impl Sim {
         self.net.switches = i.switches;
         self.flows = i.flows;
         self.transport = i.transport;
+        self.deps.calcs = i.calcs;
         let c = i.counts;
         self.cons = c.cons;
         self.packet_hops = c.packet_hops;
@@ -120,6 +126,7 @@ impl Sim {
         self.finished = c.finished;
         self.tag_finished = c.tag_finished;
         self.started = c.started;
+        self.deps.calcs_done = c.calcs_done;
         self.run_events = c.run_events;
         self.now = c.now;
         self.ended = c.ended;

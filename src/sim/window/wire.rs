@@ -95,7 +95,7 @@ mod tests {
             Remote::Event {
                 at: SimTime(78),
                 tie: 0,
-                ev: Ev::GroupDone(12),
+                ev: Ev::JoinNews(12),
             },
         ]
     }

@@ -806,15 +806,13 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
         if !self.live.get(pkt.flow.idx()).copied().unwrap_or(false) {
             self.receiver_end(h, pkt);
         }
+        let m = pkt.hdr.message();
+        let before = self.msgs[m].rcv_finish.is_some();
+        let reply =
+            self.qps[pkt.flow.idx()].on_data(h, pkt, &self.spec, &self.qp_params, &mut self.msgs);
         Rx {
-            reply: self.qps[pkt.flow.idx()].on_data(
-                h,
-                pkt,
-                &self.spec,
-                &self.qp_params,
-                &mut self.msgs,
-            ),
-            received: false,
+            reply,
+            received: !before && self.msgs[m].rcv_finish.is_some(),
         }
     }
 
@@ -911,6 +909,8 @@ impl<Q: QueuePair> Protocol for Rdma<Q> {
     fn adopt_message(&mut self, other: &mut Self, m: usize, sender: bool) {
         let (a, b) = (&mut self.msgs[m], &other.msgs[m]);
         if sender {
+            // A message that waited for a dependency started where its sender is.
+            a.start = b.start;
             a.unposted = b.unposted;
             a.unacked = b.unacked;
             a.finish = b.finish;
