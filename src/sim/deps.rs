@@ -200,6 +200,7 @@ impl Deps {
 impl Sim {
     /// Unit `u` (a flow, or an RDMA message) was received completely at its destination:
     /// each join it is part of counts it now (its host is here) or one base latency later.
+    #[inline(never)]
     pub(in crate::sim) fn on_received(&mut self, u: usize) {
         let n = self.deps.unit_joins.get(u).len();
         for k in 0..n {
@@ -222,6 +223,7 @@ impl Sim {
 
     /// One more completion counted at join `j`'s host; the last one starts whatever waits
     /// for the join (its delay later, and no sooner than the news can reach its host).
+    #[inline(never)]
     pub(in crate::sim) fn join_counts(&mut self, j: u32) {
         let left = &mut self.deps.left[j as usize];
         *left -= 1;
@@ -265,6 +267,7 @@ impl Sim {
     }
 
     /// Compute step `c` has finished (now, at its host): each join it is part of counts it.
+    #[inline(never)]
     pub(in crate::sim) fn calc_done(&mut self, c: u32) {
         let calc = &mut self.deps.calcs[c as usize];
         calc.done = Some(self.now);
@@ -279,6 +282,7 @@ impl Sim {
 
     /// Pushes the end of every compute step without a join that starts before `before`
     /// (those at hosts of this partition), keyed by its host and number like an arrival.
+    #[inline(never)]
     pub(in crate::sim) fn release_calcs(&mut self, before: SimTime) {
         let n_units = self.n_units() as u32;
         while let Some(t) = self.deps.next_root()

@@ -6,6 +6,7 @@ use super::*;
 
 impl Sim {
     /// A unit (flow, or RDMA message) that waited for a join starts now.
+    #[inline(never)]
     pub(in crate::sim) fn start_unit(&mut self, u: usize) {
         if self.draining {
             return;
