@@ -58,7 +58,12 @@ pub fn build_sim_with(
             read.hex()
         ));
     }
-    let (specs, dag, collectives) = match stream {
+    let crate::workload::Graphed {
+        flows: specs,
+        dag,
+        collectives,
+        training,
+    } = match stream {
         Some(_) => Default::default(),
         None => cfg
             .workload
@@ -103,6 +108,7 @@ pub fn build_sim_with(
         grid: cfg.run.grid,
     })?;
     sim.collectives = collectives;
+    sim.training = training;
     if cfg.quirks.int_units {
         sim.quantize_telemetry();
     }

@@ -624,6 +624,10 @@ pub fn collect_with(
         rec.flush(&mut records, &mut totals)?;
     }
     records.sort_by_key(|r| r.flow_id);
+    let training = sim.training.as_ref().map_or(Vec::new(), |t| {
+        let calcs = sim.calc_runs();
+        t.results(|c| calcs[c as usize].done, |c| calcs[c as usize].duration)
+    });
     let collectives = sim
         .collectives
         .iter()
@@ -726,5 +730,7 @@ pub fn collect_with(
         timeseries_csv: None,
         window: None,
         collectives,
+        iterations: crate::workload::training::iterations(&training),
+        training,
     })
 }

@@ -389,6 +389,34 @@ fn collectives_csv(r: &RunResult) -> String {
     t.finish()
 }
 
+/// `training.csv`: one row per rank and iteration of a training workload.
+fn training_csv(r: &RunResult) -> String {
+    let mut t = CsvTable::new([
+        "iteration",
+        "rank",
+        "host",
+        "start_ps",
+        "finish_ps",
+        "time_us",
+        "compute_us",
+        "idle_us",
+    ]);
+    let us = |v: Option<u64>| v.map_or(String::new(), |x| num(x as f64 / 1e6));
+    for x in &r.training {
+        t.row([
+            x.iteration.to_string(),
+            x.rank.to_string(),
+            x.host.to_string(),
+            x.start_ps.to_string(),
+            x.finish_ps.map_or(String::new(), |f| f.to_string()),
+            us(x.finish_ps.map(|f| f.saturating_sub(x.start_ps))),
+            us(Some(x.compute_ps)),
+            us(x.idle_ps),
+        ]);
+    }
+    t.finish()
+}
+
 fn ports_csv(r: &RunResult) -> String {
     let mut t = CsvTable::new([
         "port",
@@ -541,6 +569,9 @@ pub fn write_run(exp_dir: &Path, cfg: &Config, r: &RunResult) -> std::io::Result
         }
         if !r.collectives.is_empty() {
             fs::write(tmp.join("collectives.csv"), collectives_csv(r))?;
+        }
+        if !r.training.is_empty() {
+            fs::write(tmp.join("training.csv"), training_csv(r))?;
         }
         if let Some([q, l, f]) = &r.timeseries_csv {
             fs::write(tmp.join("ts_queues.csv"), q)?;

@@ -138,6 +138,11 @@ pub struct RunResult {
     /// The workload's collectives (`collectives.csv`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub collectives: Vec<crate::workload::collective::CollectiveResult>,
+    /// Training iterations: per iteration, and per rank and iteration (`training.csv`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub iterations: Vec<crate::workload::training::IterationResult>,
+    #[serde(skip)]
+    pub training: Vec<crate::workload::training::RankIteration>,
 }
 
 /// What a run's time series hold.

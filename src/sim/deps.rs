@@ -280,6 +280,11 @@ impl Sim {
         }
     }
 
+    /// The run's compute steps and what became of them.
+    pub fn calc_runs(&self) -> &[CalcRun] {
+        &self.deps.calcs
+    }
+
     /// Pushes the end of every compute step without a join that starts before `before`
     /// (those at hosts of this partition), keyed by its host and number like an arrival.
     #[inline(never)]

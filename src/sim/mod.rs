@@ -421,6 +421,8 @@ pub struct Sim {
     pub(in crate::sim) deps: deps::Deps,
     /// The workload's collectives (their flows are reported together).
     pub collectives: Vec<crate::workload::collective::CollectiveInfo>,
+    /// The workload's training iterations (their compute steps are reported).
+    pub training: Option<crate::workload::training::TrainingInfo>,
     /// The grid's spacing and the next grid point; arrivals pushed and not yet
     /// handled; a streamed workload's specs read ahead (by arrival index from
     /// `start_buf_base`; None once started).
@@ -649,6 +651,7 @@ impl Sim {
             starts_pending: 0,
             deps,
             collectives: Vec::new(),
+            training: None,
             grid: s.grid.max(SimTime(1)),
             next_grid: SimTime::ZERO,
             next_arrival: SimTime::MAX,
@@ -772,7 +775,7 @@ impl Sim {
         if let Some(r) = self.ended {
             return Some(r);
         }
-        if self.total == 0 {
+        if self.total == 0 && self.deps.calcs.is_empty() {
             self.ended = Some(EndReason::AllFinished);
             return self.ended;
         }

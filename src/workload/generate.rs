@@ -16,33 +16,54 @@ impl WorkloadConfig {
         seed: u64,
         base: &Path,
     ) -> Result<Vec<FlowSpec>, String> {
-        let (v, dag, _) = self.generate_graph(n_hosts, host_rate, seed, base)?;
-        if !dag.is_empty() {
+        let g = self.generate_graph(n_hosts, host_rate, seed, base)?;
+        if !g.dag.is_empty() {
             return Err("this workload has a dependency graph: generate_graph gives it".into());
         }
-        Ok(v)
+        Ok(g.flows)
     }
 
-    /// Expands the workload into flows (ordered as [`WorkloadConfig::generate`] orders them),
-    /// the joins and compute steps they wait for beyond their groups, and its collectives.
+    /// Expands the workload with its dependency graph, collectives and training iterations.
     pub fn generate_graph(
         &self,
         n_hosts: usize,
         host_rate: BitRate,
         seed: u64,
         base: &Path,
-    ) -> Result<(Vec<FlowSpec>, Dag, Vec<collective::CollectiveInfo>), String> {
+    ) -> Result<Graphed, String> {
         match self {
             WorkloadConfig::Mix { parts } => self.mix(parts, n_hosts, host_rate, seed, base),
             WorkloadConfig::Collective(c) => {
                 let g = c.graph(n_hosts)?;
-                Ok((in_order(g.flows, host_rate)?, g.dag, g.collectives))
+                Ok(Graphed {
+                    flows: in_order(g.flows, host_rate)?,
+                    dag: g.dag,
+                    collectives: g.collectives,
+                    training: None,
+                })
             }
-            _ => Ok((
-                self.flows(n_hosts, host_rate, seed, base)?,
-                Dag::default(),
-                Vec::new(),
-            )),
+            WorkloadConfig::Training(t) => {
+                let (g, info) = t.graph(n_hosts)?;
+                Ok(Graphed {
+                    flows: in_order(g.flows, host_rate)?,
+                    dag: g.dag,
+                    collectives: g.collectives,
+                    training: Some(info),
+                })
+            }
+            WorkloadConfig::Goal { file, ranks, start } => {
+                let g = read_goal(&base.join(file), ranks.as_deref(), n_hosts, *start)?;
+                Ok(Graphed {
+                    flows: in_order(g.flows, host_rate)?,
+                    dag: g.dag,
+                    collectives: Vec::new(),
+                    training: None,
+                })
+            }
+            _ => Ok(Graphed {
+                flows: self.flows(n_hosts, host_rate, seed, base)?,
+                ..Graphed::default()
+            }),
         }
     }
 
@@ -55,15 +76,32 @@ impl WorkloadConfig {
         host_rate: BitRate,
         seed: u64,
         base: &Path,
-    ) -> Result<(Vec<FlowSpec>, Dag, Vec<collective::CollectiveInfo>), String> {
+    ) -> Result<Graphed, String> {
         let mut all = Vec::new();
         let mut dag = Dag::default();
         let mut infos = Vec::new();
+        let mut training = None;
         let mut group_base = 0u32;
         for (i, p) in parts.iter().enumerate() {
             // Each part draws from its own streams; joins get disjoint numbers.
             let part_seed = crate::engine::rng::mix64(seed ^ (0x9E37 + i as u64));
-            let (mut v, d, cs) = p.generate_graph(n_hosts, host_rate, part_seed, base)?;
+            let Graphed {
+                flows: mut v,
+                dag: d,
+                collectives: cs,
+                training: tr,
+            } = p.generate_graph(n_hosts, host_rate, part_seed, base)?;
+            if let Some(mut t) = tr {
+                if training.is_some() {
+                    return Err("a mix may hold one training workload".into());
+                }
+                // Its compute steps are numbered after those of the parts before it.
+                let calc_base = dag.calcs.len() as u32;
+                for it in t.iterations.iter_mut() {
+                    it.iter_mut().flatten().for_each(|c| *c += calc_base);
+                }
+                training = Some(t);
+            }
             let top = d.n_joins(&v) as u32;
             let id_base = all.len() as u32;
             let ids: std::collections::HashMap<u32, u32> = v
@@ -90,7 +128,12 @@ impl WorkloadConfig {
         for (i, f) in all.iter_mut().enumerate() {
             f.id = i as u32;
         }
-        Ok((in_order(all, host_rate)?, dag, infos))
+        Ok(Graphed {
+            flows: in_order(all, host_rate)?,
+            dag,
+            collectives: infos,
+            training,
+        })
     }
 
     /// The flows of a workload other than `mix` and `collective`.
@@ -407,7 +450,10 @@ impl WorkloadConfig {
                 }
                 out
             }
-            WorkloadConfig::Mix { .. } | WorkloadConfig::Collective(_) => {
+            WorkloadConfig::Mix { .. }
+            | WorkloadConfig::Collective(_)
+            | WorkloadConfig::Training(_)
+            | WorkloadConfig::Goal { .. } => {
                 unreachable!("generate_graph expands these")
             }
             WorkloadConfig::Flows { flows } => flows

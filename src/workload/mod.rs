@@ -34,6 +34,7 @@ pub mod dag;
 mod generate;
 mod import;
 mod stream;
+pub mod training;
 mod validate;
 
 use csv::*;
@@ -41,7 +42,7 @@ pub use csv::{CsvStream, read_csv};
 pub use dag::{Calc, Dag, Join, Pred};
 use generate::*;
 use import::*;
-pub use import::{HpccStream, read_hpcc, read_htsim, read_json};
+pub use import::{HpccStream, read_goal, read_hpcc, read_htsim, read_json};
 use stream::*;
 pub use stream::{FlowStream, PoissonStream, StreamCheck};
 
@@ -51,6 +52,17 @@ use crate::units::{BitRate, Bytes, SimTime};
 use cdf::Cdf;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// A workload expanded: its flows (ordered as [`WorkloadConfig::generate`] orders them),
+/// the joins and compute steps they wait for beyond their groups, its collectives and its
+/// training iterations.
+#[derive(Debug, Default)]
+pub struct Graphed {
+    pub flows: Vec<FlowSpec>,
+    pub dag: Dag,
+    pub collectives: Vec<collective::CollectiveInfo>,
+    pub training: Option<training::TrainingInfo>,
+}
 
 /// One flow to simulate.
 #[derive(Clone, Debug, PartialEq)]
@@ -383,6 +395,21 @@ pub enum WorkloadConfig {
     /// Collective communication (all-reduce, all-gather, reduce-scatter, all-to-all,
     /// broadcast) over a set of ranks, as a dependency graph of flows (`collective`).
     Collective(collective::CollectiveConfig),
+    /// Training iterations: data, tensor, pipeline and expert parallelism's compute steps and
+    /// collectives as one dependency graph (`training`).
+    Training(training::TrainingConfig),
+    /// A GOAL schedule (LogGOPSim, ATLAHS: per rank `send`, `recv`, `calc` and their
+    /// dependencies) as flows, compute steps and joins (`import::goal`).
+    Goal {
+        /// Path, relative to the config file.
+        file: PathBuf,
+        /// Host of each rank; default: rank i on host i.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ranks: Option<Vec<u32>>,
+        /// When operations that wait for nothing start. Default 0s.
+        #[serde(default)]
+        start: SimTime,
+    },
     /// The union of several workloads (flow ids renumbered in start order).
     Mix { parts: Vec<WorkloadConfig> },
 }

@@ -68,6 +68,8 @@ impl WorkloadConfig {
             } => 2 * *workflows as u64 * *requests as u64,
             WorkloadConfig::Flows { flows } => flows.len() as u64,
             WorkloadConfig::Collective(c) => c.max_flows(n_hosts),
+            WorkloadConfig::Training(t) => t.max_flows(),
+            WorkloadConfig::Goal { file, .. } => line_count(&base.join(file)).unwrap_or(0),
             WorkloadConfig::AllReduce { hosts, .. } => {
                 let n = hosts.as_ref().map_or(n_hosts as u64, |h| h.len() as u64);
                 2 * n.saturating_sub(1).saturating_mul(n)
@@ -149,6 +151,15 @@ impl WorkloadConfig {
             }
             WorkloadConfig::Flows { flows } => flows.iter().map(|f| f.size.0 as f64).sum(),
             WorkloadConfig::Collective(c) => c.bytes(n_hosts),
+            WorkloadConfig::Training(t) => t.bytes(),
+            WorkloadConfig::Goal { file, ranks, start } => {
+                read_goal(&base.join(file), ranks.as_deref(), n_hosts, *start)
+                    .ok()?
+                    .flows
+                    .iter()
+                    .map(|f| f.size as f64)
+                    .sum()
+            }
             WorkloadConfig::AllReduce { hosts, size, .. } => {
                 2.0 * (ring(hosts) - 1.0) * size.0 as f64
             }
@@ -185,7 +196,7 @@ impl WorkloadConfig {
     /// Whether it holds a collective (whose results are read from every flow's record).
     pub fn has_collectives(&self) -> bool {
         match self {
-            WorkloadConfig::Collective(_) => true,
+            WorkloadConfig::Collective(_) | WorkloadConfig::Training(_) => true,
             WorkloadConfig::Mix { parts } => parts.iter().any(|p| p.has_collectives()),
             _ => false,
         }
@@ -205,7 +216,9 @@ impl WorkloadConfig {
             | WorkloadConfig::AllToAll { .. }
             | WorkloadConfig::Permutation { .. }
             | WorkloadConfig::Flows { .. }
-            | WorkloadConfig::Collective(_) => vec![FlowTag::Flow],
+            | WorkloadConfig::Collective(_)
+            | WorkloadConfig::Training(_)
+            | WorkloadConfig::Goal { .. } => vec![FlowTag::Flow],
             WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.tags()).collect(),
         }
     }
@@ -233,7 +246,8 @@ impl WorkloadConfig {
             WorkloadConfig::Csv { file }
             | WorkloadConfig::Hpcc { file, .. }
             | WorkloadConfig::Htsim { file, .. }
-            | WorkloadConfig::Json { file } => vec![file.clone()],
+            | WorkloadConfig::Json { file }
+            | WorkloadConfig::Goal { file, .. } => vec![file.clone()],
             WorkloadConfig::Mix { parts } => parts.iter().flat_map(|p| p.input_files()).collect(),
             _ => Vec::new(),
         }
@@ -489,6 +503,13 @@ impl WorkloadConfig {
                 }
             }
             WorkloadConfig::Collective(c) => c.validate(n_hosts, host_rate)?,
+            WorkloadConfig::Training(t) => t.validate(n_hosts, host_rate)?,
+            WorkloadConfig::Goal { file, ranks, start } => {
+                let path = base.join(file);
+                let g = read_goal(&path, ranks.as_deref(), n_hosts, *start)
+                    .map_err(|m| ("file".to_string(), m))?;
+                within_horizon(&g.flows, host_rate, &path)?;
+            }
             WorkloadConfig::Mix { parts } => {
                 if parts.is_empty() {
                     return e("parts", "lists no workloads".into());

@@ -109,7 +109,7 @@ impl Algorithm {
     }
 
     /// The operations it implements.
-    fn supports(self, op: CollectiveOp) -> bool {
+    pub fn supports(self, op: CollectiveOp) -> bool {
         use CollectiveOp::*;
         match self {
             Algorithm::Ring => op != AllToAll,

@@ -1,13 +1,15 @@
-//! Flow files of other simulators: htsim connection matrices, HPCC ns-3 flow files, and
-//! dcsim's JSON flow list; and the dependency linking the formats with `after` lists share.
+//! Flow files of other simulators: htsim connection matrices, HPCC ns-3 flow files, GOAL
+//! schedules (LogGOPSim, ATLAHS), and dcsim's JSON flow list; and the dependency linking the formats with `after` lists share.
 //! Each reader names the file and the line or entry in its errors.
 
 use super::*;
 
+pub(in crate::workload) mod goal;
 pub(in crate::workload) mod hpcc;
 pub(in crate::workload) mod htsim;
 pub(in crate::workload) mod json;
 
+pub use goal::read_goal;
 pub(in crate::workload) use hpcc::*;
 pub use hpcc::{HpccStream, read_hpcc};
 pub use htsim::read_htsim;
