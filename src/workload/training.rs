@@ -659,33 +659,40 @@ impl TrainingConfig {
 
     /// An upper bound on its flows.
     pub fn max_flows(&self) -> u64 {
+        // One collective of `bytes` over `n` ranks makes at most 2n(bytes/slice + 2 channels
+        // n + 1) flows (ring, tree, halving-doubling, all-to-all: see `collective`).
         let per = |bytes: u64, n: u32| -> u64 {
-            let pieces = bytes.div_ceil(self.slice.0.max(1)) + self.channels as u64;
-            4 * (pieces + n as u64) * n as u64
+            let n = n as u64;
+            2 * n * (bytes / self.slice.0.max(1) + 2 * self.channels as u64 * n + 1)
         };
-        let mb = self.microbatches as u64;
-        let layers = self.layers as u64;
-        let tp = if self.tp > 1 {
-            4 * mb * layers * (self.dp * self.pp) as u64 * per(self.activation.0, self.tp)
+        let (mb, layers) = (self.microbatches as u64, self.layers as u64);
+        let (dp, tp, pp, ep) = (
+            self.dp as u64,
+            self.tp as u64,
+            self.pp as u64,
+            self.ep as u64,
+        );
+        // Every layer sits on one stage: per micro-batch and pass, one tensor-parallel
+        // all-reduce per data-parallel replica; per layer one gradient all-reduce per tensor
+        // rank; per expert layer, micro-batch and pass, two all-to-alls per expert group.
+        let tp_flows = if tp > 1 {
+            2 * mb * layers * dp * per(self.activation.0, self.tp)
         } else {
             0
         };
-        let dp = if self.dp > 1 {
-            layers * (self.tp) as u64 * per(self.params.0 / self.tp as u64, self.dp)
+        let dp_flows = if dp > 1 {
+            layers * tp * per(self.params.0 / tp, self.dp)
         } else {
             0
         };
-        let ep = if self.moe_every > 0 && self.ep > 1 {
-            4 * mb
-                * (layers / self.moe_every as u64 + 1)
-                * (self.dp / self.ep * self.tp * self.pp) as u64
-                * per(self.tokens.0 * self.ep as u64, self.ep)
-                * self.ep as u64
+        let moe_layers = layers.checked_div(self.moe_every as u64).unwrap_or(0);
+        let ep_flows = if ep > 1 {
+            4 * mb * moe_layers * (dp / ep) * tp * per(self.tokens.0 * ep, self.ep)
         } else {
             0
         };
-        let p2p = 2 * mb * (self.dp * self.tp * self.pp) as u64;
-        (tp + dp + ep + p2p).saturating_mul(self.iterations as u64)
+        let p2p = 2 * mb * (pp - 1) * dp * tp;
+        (tp_flows + dp_flows + ep_flows + p2p).saturating_mul(self.iterations as u64)
     }
 
     /// The bytes its flows carry (an estimate for planning: the collectives' bytes).
@@ -709,5 +716,27 @@ impl TrainingConfig {
         };
         let p2p = 2.0 * mb * (pp - 1.0) * dp * tp * self.activation.0 as f64;
         self.iterations as f64 * (tp_b + dp_b + ep_b + p2p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bound on flows holds, and is not loose by more than a small factor.
+    #[test]
+    fn max_flows_bounds_the_graph() {
+        for extra in [
+            "dp = 4\ntp = 2\npp = 2\nlayers = 4\nmicrobatches = 2",
+            "dp = 8\ntp = 1\npp = 1\nep = 4\nmoe_every = 2\nlayers = 4\nslice = \"1MB\"",
+            "dp = 2\ntp = 4\npp = 2\nlayers = 6\nmicrobatches = 3\nchannels = 1\nslice = \"64KB\"\nchunk = \"64KB\"",
+        ] {
+            let t: TrainingConfig = toml::from_str(extra).unwrap();
+            let (g, _) = t.graph(64).unwrap();
+            let n = g.flows.len() as u64;
+            let bound = t.max_flows();
+            assert!(n <= bound, "{extra}: {n} flows > bound {bound}");
+            assert!(bound <= 8 * n, "{extra}: bound {bound} for {n} flows");
+        }
     }
 }
