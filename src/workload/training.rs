@@ -370,6 +370,50 @@ impl TrainingConfig {
                 .map(|x| self.rank(s, x, t))
                 .collect()
         };
+        // One pass of one layer at stage `s` for micro-batch `m`: each rank computes for `dur`
+        // (the stage's boundary layer also waits for what `arrived` from the neighbouring
+        // stage), then all-reduces over its tensor-parallel group.
+        let layer = |g: &mut Graph,
+                     streams: &mut [Stream],
+                     s: u32,
+                     m: usize,
+                     dur: SimTime,
+                     arrived: Option<&[Vec<Option<Pred>>]>| {
+            for d in 0..dp {
+                for t in 0..tp {
+                    let r = self.rank(s, d, t);
+                    let extra: Vec<Pred> =
+                        arrived.map_or(Vec::new(), |a| a[r][m].into_iter().collect());
+                    streams[r].compute(g, dur, &extra);
+                }
+                if tp > 1 {
+                    blocking(
+                        g,
+                        streams,
+                        &tp_group(s, d),
+                        CollectiveOp::AllReduce,
+                        tp_alg,
+                        self.activation.0,
+                    );
+                }
+            }
+        };
+        // Micro-batch `m`'s activations (or gradients) from every rank of stage `from` to the
+        // same (d, t) rank of stage `to`, once that rank's last step is done.
+        let hand_over = |g: &mut Graph,
+                         streams: &[Stream],
+                         from: u32,
+                         to: u32,
+                         m: usize,
+                         table: &mut [Vec<Option<Pred>>]| {
+            for d in 0..dp {
+                for t in 0..tp {
+                    let (a, b) = (self.rank(from, d, t), self.rank(to, d, t));
+                    table[b][m] =
+                        Some(g.send(hosts[a], hosts[b], self.activation.0, &streams[a].wait));
+                }
+            }
+        };
         for _ in 0..self.iterations {
             for st in streams.iter_mut() {
                 st.steps.clear();
@@ -381,27 +425,10 @@ impl TrainingConfig {
                 vec![vec![None; self.microbatches as usize]; hosts.len()];
             for m in 0..self.microbatches as usize {
                 for s in 0..pp {
+                    let first = stage_layers[s as usize].start;
                     for l in stage_layers[s as usize].clone() {
-                        for d in 0..dp {
-                            for t in 0..tp {
-                                let r = self.rank(s, d, t);
-                                let extra: Vec<Pred> = match l == stage_layers[s as usize].start {
-                                    true => inbound[r][m].into_iter().collect(),
-                                    false => Vec::new(),
-                                };
-                                streams[r].compute(&mut g, self.forward, &extra);
-                            }
-                            if tp > 1 {
-                                blocking(
-                                    &mut g,
-                                    &mut streams,
-                                    &tp_group(s, d),
-                                    CollectiveOp::AllReduce,
-                                    tp_alg,
-                                    self.activation.0,
-                                );
-                            }
-                        }
+                        let arrived = (l == first).then_some(&inbound[..]);
+                        layer(&mut g, &mut streams, s, m, self.forward, arrived);
                         if moe(l) {
                             self.expert_layer(
                                 &mut g,
@@ -416,18 +443,7 @@ impl TrainingConfig {
                         }
                     }
                     if s + 1 < pp {
-                        for d in 0..dp {
-                            for t in 0..tp {
-                                let (a, b) = (self.rank(s, d, t), self.rank(s + 1, d, t));
-                                let f = g.send(
-                                    hosts[a],
-                                    hosts[b],
-                                    self.activation.0,
-                                    &streams[a].wait.clone(),
-                                );
-                                inbound[b][m] = Some(f);
-                            }
-                        }
+                        hand_over(&mut g, &streams, s, s + 1, m, &mut inbound);
                     }
                 }
             }
@@ -437,6 +453,7 @@ impl TrainingConfig {
             for m in 0..self.microbatches as usize {
                 let last_mb = m + 1 == self.microbatches as usize;
                 for s in (0..pp).rev() {
+                    let last = stage_layers[s as usize].end;
                     for l in stage_layers[s as usize].clone().rev() {
                         if moe(l) {
                             self.expert_layer(
@@ -450,26 +467,8 @@ impl TrainingConfig {
                                 2,
                             );
                         }
-                        for d in 0..dp {
-                            for t in 0..tp {
-                                let r = self.rank(s, d, t);
-                                let extra: Vec<Pred> = match l + 1 == stage_layers[s as usize].end {
-                                    true => outbound[r][m].into_iter().collect(),
-                                    false => Vec::new(),
-                                };
-                                streams[r].compute(&mut g, self.backward, &extra);
-                            }
-                            if tp > 1 {
-                                blocking(
-                                    &mut g,
-                                    &mut streams,
-                                    &tp_group(s, d),
-                                    CollectiveOp::AllReduce,
-                                    tp_alg,
-                                    self.activation.0,
-                                );
-                            }
-                        }
+                        let arrived = (l + 1 == last).then_some(&outbound[..]);
+                        layer(&mut g, &mut streams, s, m, self.backward, arrived);
                         if last_mb && dp > 1 {
                             // This layer's gradients are complete: all-reduce them over each
                             // data-parallel group, beside the compute that follows.
@@ -496,18 +495,7 @@ impl TrainingConfig {
                         }
                     }
                     if s > 0 {
-                        for d in 0..dp {
-                            for t in 0..tp {
-                                let (a, b) = (self.rank(s, d, t), self.rank(s - 1, d, t));
-                                let f = g.send(
-                                    hosts[a],
-                                    hosts[b],
-                                    self.activation.0,
-                                    &streams[a].wait.clone(),
-                                );
-                                outbound[b][m] = Some(f);
-                            }
-                        }
+                        hand_over(&mut g, &streams, s, s - 1, m, &mut outbound);
                     }
                 }
             }
