@@ -191,6 +191,17 @@ impl Deps {
         self.started[u - n_static] = true;
     }
 
+    /// Whether RDMA message `o` (its place in the workload) has started, with `next_start`
+    /// arrivals released: by its arrival, or (one that waited) by its join.
+    pub(in crate::sim) fn message_started(
+        &self,
+        o: usize,
+        next_start: usize,
+        n_static: usize,
+    ) -> bool {
+        o < next_start || self.started(o, n_static)
+    }
+
     /// Whether dependent unit `u` (the `n_static`-th unit is the first) has started here.
     pub(in crate::sim) fn started(&self, u: usize, n_static: usize) -> bool {
         u >= n_static && self.started[u - n_static]
@@ -203,9 +214,12 @@ impl Sim {
     #[inline(never)]
     pub(in crate::sim) fn on_received(&mut self, u: usize) {
         let n = self.deps.unit_joins.get(u).len();
+        if n == 0 {
+            return;
+        }
+        let here = self.unit_ends(u).1;
         for k in 0..n {
             let j = self.deps.unit_joins.get(u)[k];
-            let here = self.unit_ends(u).1;
             self.news(here, j);
         }
     }

@@ -94,7 +94,7 @@ impl Sim {
             let msgs = self.transport.messages().unwrap_or(&[]);
             for m in msgs.iter().filter(|m| {
                 let o = m.order as usize;
-                (o < self.next_start || self.deps.started(o, self.n_static)) && m.finish.is_none()
+                self.deps.message_started(o, self.next_start, self.n_static) && m.finish.is_none()
             }) {
                 if !cut(m.src, m.dst) {
                     return false;

@@ -35,7 +35,9 @@
 //! Not modelled: 1F1B and interleaved pipeline schedules, activation recomputation, ZeRO
 //! sharding, gradient bucketing across layers, compute slowed by communication, memory.
 
-use super::collective::{Algorithm, CollectiveOp, Graph, Params, add_collective};
+use super::collective::{
+    Algorithm, CollectiveOp, Graph, Params, add_collective, d_chunk, d_depth, d_slice,
+};
 use super::*;
 
 fn one() -> u32 {
@@ -61,15 +63,6 @@ fn d_backward() -> SimTime {
 }
 fn d_channels() -> u32 {
     2
-}
-fn d_slice() -> Bytes {
-    Bytes(512 << 10)
-}
-fn d_chunk() -> Bytes {
-    Bytes(2 << 20)
-}
-fn d_depth() -> u32 {
-    8
 }
 
 /// `[workload] kind = "training"` (see the module).

@@ -752,7 +752,7 @@ impl Driver<'_> {
                     true => {
                         let snd = &p.transport.messages().expect("RDMA")[u];
                         let o = msgs[u].order as usize;
-                        (o < p.next_start || p.deps.started(o, p.n_static)) && snd.finish.is_none()
+                        p.deps.message_started(o, p.next_start, p.n_static) && snd.finish.is_none()
                     }
                     false => p.flows[u].started && p.flows[u].finish.is_none(),
                 };

@@ -122,13 +122,14 @@ impl Algorithm {
 fn d_channels() -> u32 {
     1
 }
-fn d_chunk() -> Bytes {
+/// NCCL's defaults (the Simple protocol; see the module), shared with `training`.
+pub(in crate::workload) fn d_chunk() -> Bytes {
     Bytes(2 << 20)
 }
-fn d_slice() -> Bytes {
+pub(in crate::workload) fn d_slice() -> Bytes {
     Bytes(512 << 10)
 }
-fn d_depth() -> u32 {
+pub(in crate::workload) fn d_depth() -> u32 {
     8
 }
 fn d_repeat() -> u32 {
