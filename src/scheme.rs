@@ -5,8 +5,11 @@
 //! GPMP's scheduler and thresholds, pFabric's rank scheduling) and optionally a load balancer.
 //! Names are `<bundle>[+<load balancer>]`: the bundles are declared once in [`BUNDLES`], the
 //! load-balancer suffixes once in [`SUFFIXES`]; `DCTCP+AM` is the `DCTCP` bundle with adaptive
-//! multipath. Without a suffix a scheme uses `[switch] load_balancer`; bundles that fix their
-//! own load balancer (the RDMA ones bind paths by source port against ECMP) take no suffix.
+//! multipath. Without a suffix a scheme uses `[switch] load_balancer`, except the RDMA
+//! bundles, which default to ECMP; GPMP and MP-RDMA fix it (they bind paths by source port
+//! against ECMP) and take no suffix, the other RDMA bundles take one (`DCQCN+spray`,
+//! `IRN+LetFlow`: packet spraying and flowlets for queue pairs, whose receivers then see
+//! reordering: go-back-N drops what arrives out of order, IRN keeps it).
 //!
 //! This module only describes schemes; turning a scheme and a config into model parameters
 //! (the "lowering") is `lower`'s job.
@@ -144,8 +147,12 @@ pub struct Bundle {
     pub about: &'static str,
     pub transport: TransportKind,
     pub ecn: bool,
-    /// A load balancer the bundle fixes (then it takes no suffix).
+    /// The bundle's own load balancer (None: `[switch] load_balancer`).
     pub lb: Option<LbKind>,
+    /// `lb` is part of the scheme: the bundle takes no load-balancer suffix (GPMP and
+    /// MP-RDMA bind their paths by source port against ECMP). The other RDMA bundles default
+    /// to ECMP and take a suffix (`DCQCN+spray`).
+    pub lb_fixed: bool,
     pub rdma_host: Option<RdmaHostKind>,
     pub rate_cc: Option<RateCcKind>,
     pub irn: bool,
@@ -167,6 +174,7 @@ const fn tcp(
         transport,
         ecn,
         lb: None,
+        lb_fixed: false,
         rdma_host: None,
         rate_cc: None,
         irn: false,
@@ -190,6 +198,7 @@ const fn rdma(
         transport: TransportKind::Rdma,
         ecn: true,
         lb: Some(LbKind::Ecmp),
+        lb_fixed: matches!(host, RdmaHostKind::Gpmp | RdmaHostKind::MpRdma),
         rdma_host: Some(host),
         rate_cc: Some(RateCcKind::Dcqcn),
         irn: false,
@@ -366,7 +375,7 @@ impl Scheme {
         let mut notes = b.notes.to_string();
         let lb = match suffix {
             None => b.lb,
-            Some(_) if b.lb.is_some() => {
+            Some(_) if b.lb_fixed => {
                 return Err(format!(
                     "`{name}`: {} fixes its own load balancer and takes no suffix",
                     b.name
@@ -429,6 +438,15 @@ mod tests {
                 .unwrap_err()
                 .contains("no suffix")
         );
+        assert!(
+            Scheme::parse("MP-RDMA+LetFlow")
+                .unwrap_err()
+                .contains("no suffix")
+        );
+        // The other RDMA bundles default to ECMP and take a suffix.
+        assert_eq!(Scheme::parse("DCQCN").unwrap().lb, Some(LbKind::Ecmp));
+        let s = Scheme::parse("IRN+spray").unwrap();
+        assert_eq!((s.lb, s.irn), (Some(LbKind::Spray), true));
         assert!(Scheme::parse("QUIC").unwrap_err().contains("DCTCP"));
         assert!(Scheme::parse("TCP+XX").unwrap_err().contains("AM"));
     }

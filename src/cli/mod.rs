@@ -358,10 +358,10 @@ fn command(cli: Cli) -> Result<()> {
         }
         Cmd::Schemes => {
             println!(
-                "Schemes are <bundle>[+<load balancer>]. Bundles (* comes with its own load balancer):"
+                "Schemes are <bundle>[+<load balancer>]. Bundles (RDMA ones default to ECMP; * fixes its own load balancer):"
             );
             for b in crate::scheme::BUNDLES {
-                let fixed = if b.lb.is_some() { "*" } else { " " };
+                let fixed = if b.lb_fixed { "*" } else { " " };
                 println!("  {:<17}{fixed} {}", b.name, b.about);
             }
             println!("Load balancers (without one: [switch] load_balancer):");

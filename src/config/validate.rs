@@ -211,6 +211,19 @@ impl Config {
                     } else {
                         None
                     };
+                    // Go-back-N drops what arrives out of order and NACKs at most once per
+                    // nack_interval for the same expected PSN, so a sprayed queue pair's tail
+                    // can wait for a NACK that never comes (RoCE NICs time out).
+                    let lb = scheme.lb.unwrap_or(self.switch.load_balancer);
+                    if lb.reorders() {
+                        return Err(err(
+                            "rdma.rto",
+                            format!(
+                                "scheme {name}: the {} load balancer reorders packets; go-back-N drops those that arrive out of order, and without a retransmission timeout a message whose last packets were dropped waits forever: set rdma.rto (RoCE NICs time out after milliseconds; e.g. \"1ms\") or use IRN's recovery",
+                                lb.name()
+                            ),
+                        ));
+                    }
                     if let Some(cause) = cause {
                         return Err(err(
                             "rdma.rto",

@@ -58,6 +58,26 @@ pub enum LbKind {
     Wcmp,
 }
 
+impl LbKind {
+    /// The config name (`[switch] load_balancer`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LbKind::Ecmp => "ecmp",
+            LbKind::Spray => "spray",
+            LbKind::RoundRobin => "round_robin",
+            LbKind::Adaptive => "adaptive",
+            LbKind::Flowlet => "flowlet",
+            LbKind::Wcmp => "wcmp",
+        }
+    }
+
+    /// Whether packets of one flow may take different paths, and so arrive out of order
+    /// (flowlets: when a flowlet's gap is shorter than the difference of its paths' delays).
+    pub fn reorders(self) -> bool {
+        !matches!(self, LbKind::Ecmp | LbKind::Wcmp)
+    }
+}
+
 /// A run's load-balancer parameters (every switch gets the same).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LbParams {

@@ -1,6 +1,6 @@
 //! RDMA transport, GPMP and its baselines end to end.
 
-use crate::common::{cfg, collect, run, sim};
+use crate::common::{assert_conserved, cfg, collect, run, sim};
 use dcsim::experiment::RunResult;
 use dcsim::net::lb::ecmp_index;
 use dcsim::net::packet::PROTO_UDP;
@@ -609,4 +609,87 @@ fn rdma_runs_keep_the_workloads_tags() {
             "{scheme}"
         );
     }
+}
+
+#[test]
+fn queue_pairs_take_load_balancer_suffixes_and_round_robin_on_idle_paths_is_exact() {
+    // Round robin over the 4 spines of an idle fabric (equal paths, fabric as fast as the
+    // hosts): every packet crosses the same rates and delays as under ECMP and nothing queues,
+    // so the message arrives in order and finishes at the same picosecond.
+    let c = cfg(&format!(
+        "schemes = [\"DCQCN\", \"DCQCN+RR\"]\n{FABRIC}[rdma]\nrto = \"1ms\"\n{}",
+        flows(&[(0, 4, 2_000_000, 0)])
+    ));
+    let ecmp = run(&c, "DCQCN");
+    let rr = run(&c, "DCQCN+RR");
+    assert_eq!((rr.totals.nacks, rr.totals.retransmits), (0, 0));
+    assert!(rr.totals.lb_other > 0, "round robin decided nothing");
+    assert_eq!(rr.records[0].fct_ps, ecmp.records[0].fct_ps);
+    assert_eq!(rr.records[0].fct_ps, Some(rr.records[0].ideal_fct_ps));
+}
+
+#[test]
+fn sprayed_queue_pairs_see_reordering_go_back_n_resends_irn_keeps() {
+    // Four leaf-0 hosts send to four leaf-1 hosts, each packet on a random spine: packets of
+    // one queue pair overtake each other. Go-back-N drops every packet behind a hole and
+    // resends from it; IRN keeps them and resends only what it NACKed.
+    let c = cfg(&format!(
+        "schemes = [\"DCQCN+spray\"]\n{FABRIC}[rdma]\nrto = \"1ms\"\n{}",
+        flows(&[
+            (0, 4, 1_000_000, 0),
+            (1, 5, 1_000_000, 0),
+            (2, 6, 1_000_000, 0),
+            (3, 7, 1_000_000, 0)
+        ])
+    ));
+    let gbn = run(&c, "DCQCN+spray");
+    let irn = run(&c, "IRN+spray");
+    for (name, r) in [("go-back-N", &gbn), ("IRN", &irn)] {
+        assert_conserved(r);
+        assert_eq!(r.totals.finished, 4, "{name}");
+        assert_eq!(r.totals.drops, 0, "{name}: lossless fabric");
+        assert!(r.totals.nacks > 0, "{name}: no reordering seen");
+    }
+    eprintln!(
+        "go-back-N: nacks {} retransmits {}; IRN: nacks {} retransmits {}",
+        gbn.totals.nacks, gbn.totals.retransmits, irn.totals.nacks, irn.totals.retransmits
+    );
+    // IRN resends at most one packet per NACK; go-back-N resends a window behind each.
+    assert!(irn.totals.retransmits <= irn.totals.nacks);
+    assert!(gbn.totals.retransmits > 2 * irn.totals.retransmits);
+    let last = |r: &RunResult| r.records.iter().filter_map(|x| x.fct_ps).max();
+    assert!(last(&irn) < last(&gbn));
+}
+
+#[test]
+fn schemes_that_bind_paths_or_strand_messages_refuse_reordering_load_balancers() {
+    for s in ["GPMP+spray", "MP-RDMA+LetFlow"] {
+        let e = checked(&format!(
+            "schemes = [\"{s}\"]\n{FABRIC}{}",
+            flows(&[(0, 4, 1000, 0)])
+        ))
+        .unwrap_err();
+        assert!(e.contains("takes no suffix"), "{s}: {e}");
+    }
+    // Go-back-N without a timeout would wait forever for a NACK it had already sent.
+    let e = checked(&format!(
+        "schemes = [\"DCQCN+spray\"]\n{FABRIC}{}",
+        flows(&[(0, 4, 1000, 0)])
+    ))
+    .unwrap_err();
+    assert!(e.contains("rdma.rto") && e.contains("reorders"), "{e}");
+    for ok in ["IRN+spray", "IRN+LetFlow", "SP-RDMA+WCMP"] {
+        checked(&format!(
+            "schemes = [\"{ok}\"]\n{FABRIC}{}",
+            flows(&[(0, 4, 1000, 0)])
+        ))
+        .unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+}
+
+/// Parses and validates `toml`: the error as text.
+fn checked(toml: &str) -> Result<(), String> {
+    dcsim::config::Config::parse(toml, "x.toml")
+        .and_then(|c| c.validate("x.toml", std::path::Path::new(".")))
+        .map_err(|e| e.to_string())
 }
