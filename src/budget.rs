@@ -135,6 +135,17 @@ fn shape(t: &TopologyConfig) -> Shape {
             radix,
             next_hops: bottleneck_links as u64,
         },
+        TopologyConfig::Rail(_) => {
+            let spec = t.build();
+            Shape {
+                switches: spec.switches.len() as u64,
+                links: spec.links.len() as u64,
+                // Multi-homed GPUs: up to a column per host.
+                tors: t.n_hosts() as u64,
+                radix,
+                next_hops: radix.max(1),
+            }
+        }
         TopologyConfig::File { .. } => {
             let spec = t.build();
             let switches = spec.switches.len() as u64;

@@ -15,6 +15,7 @@ impl Config {
             TopologyConfig::LeafSpine { spines, .. } => spines,
             TopologyConfig::FatTree { k, .. } => k / 2,
             TopologyConfig::Dumbbell { .. } => 1,
+            TopologyConfig::Rail(ref r) => r.uplinks(),
             TopologyConfig::File { .. } => self.topology.uplinks_of_host0().max(1),
         }
     }

@@ -114,7 +114,7 @@ pub fn build_sim_with(
     }
     if cfg.nic.order == crate::config::NicOrder::Index {
         let nq = sim.net.nq as usize;
-        sim.nic_rr_last = Some(vec![vec![u32::MAX; nq]; topo.n_hosts]);
+        sim.nic_rr_last = Some(vec![vec![u32::MAX; nq]; sim.net.n_slots()]);
     }
     if cfg.nic.qdisc == crate::config::Qdisc::Fifo {
         sim.use_host_fifo(match cfg.nic.tsq {
@@ -161,7 +161,7 @@ pub fn build_sim_with(
             None => sim.flows.len(),
         };
         let mut a = crate::sim::attrib::Attrib::new(
-            topo.n_hosts,
+            sim.net.n_slots(),
             sim.net.ports.len(),
             sim.net.nq as usize,
             units,

@@ -209,8 +209,17 @@ pub struct Network {
     pub ports: Vec<Port>,
     /// Index of each port within its node.
     pub local: Vec<u16>,
-    /// Each host's NIC port (a flat copy of its node's only port, read per packet).
+    /// Each host's NIC port (a flat copy of its node's first port, read per packet).
     host_ports: Vec<PortId>,
+    /// Some host has several ports (multi-NIC servers, dual-ToR, multi-plane): hosts then
+    /// pick the port each flow sends from ([`Network::egress`]) and every host port has its
+    /// own transmit queues ([`Network::slot`]).
+    multi: bool,
+    /// With `multi`: each port's transmit slot (a host's first port: the host's number; its
+    /// others: `n_hosts..`), and each host's salt for picking among equal ports.
+    slots: Vec<u32>,
+    n_slots: usize,
+    host_salt: Vec<u64>,
     pub switches: Vec<Switch>,
     pub routes: Routes,
     pub nq: u8,
@@ -298,11 +307,8 @@ impl Network {
             }
         }
         for (h, n) in nodes.iter().enumerate().take(t.n_hosts) {
-            if n.ports.len() != 1 {
-                return Err(format!(
-                    "host {h} has {} links; hosts must have exactly one",
-                    n.ports.len()
-                ));
+            if n.ports.is_empty() {
+                return Err(format!("host {h} has no link"));
             }
         }
         if o.ns_floor {
@@ -352,12 +358,30 @@ impl Network {
             });
         }
         let host_ports = nodes[..t.n_hosts].iter().map(|n| n.ports[0]).collect();
+        let multi = nodes[..t.n_hosts].iter().any(|n| n.ports.len() > 1);
+        let (mut slots, mut n_slots, mut host_salt) = (Vec::new(), t.n_hosts, Vec::new());
+        if multi {
+            slots = vec![u32::MAX; ports.len()];
+            let salts = RngStream::new(o.seed, "host-ecmp-salt");
+            for (h, n) in nodes[..t.n_hosts].iter().enumerate() {
+                slots[n.ports[0].idx()] = h as u32;
+                for &p in &n.ports[1..] {
+                    slots[p.idx()] = n_slots as u32;
+                    n_slots += 1;
+                }
+                host_salt.push(salts.child(h as u64).next_u64());
+            }
+        }
         Ok(Network {
             n_hosts: t.n_hosts,
             nodes,
             ports,
             local,
             host_ports,
+            multi,
+            slots,
+            n_slots,
+            host_salt,
             switches,
             routes,
             history: None,
@@ -366,10 +390,69 @@ impl Network {
         })
     }
 
-    /// The NIC port of host `h`.
+    /// The NIC port of host `h` (its first, when it has several: see [`Network::egress`]).
     #[inline]
     pub fn host_port(&self, h: u32) -> PortId {
         self.host_ports[h as usize]
+    }
+
+    /// Whether some host has several ports.
+    #[inline]
+    pub fn multi_homed(&self) -> bool {
+        self.multi
+    }
+
+    /// The port host `src` sends a packet of the connection (`src`, `dst`, `sport`, `dport`)
+    /// from: its only port; or, for a multi-homed host, among its ports whose switch is
+    /// closest to `dst` over links that are up, the one a hash of the connection picks (so a
+    /// connection keeps its port while the network does not change); its first port that is
+    /// up if none reaches `dst`.
+    #[inline]
+    pub fn egress(&self, src: u32, dst: u32, sport: u16, dport: u16) -> PortId {
+        if !self.multi {
+            return self.host_ports[src as usize];
+        }
+        self.egress_multi(src, dst, sport, dport)
+    }
+
+    #[inline(never)]
+    fn egress_multi(&self, src: u32, dst: u32, sport: u16, dport: u16) -> PortId {
+        let mine = &self.nodes[src as usize].ports;
+        if mine.len() == 1 {
+            return mine[0];
+        }
+        let c = self.routes.host_hops(src, dst);
+        match c.len() {
+            0 => mine
+                .iter()
+                .copied()
+                .find(|p| !self.ports[p.idx()].down)
+                .unwrap_or(mine[0]),
+            1 => c[0],
+            n => {
+                let salt = self.host_salt[src as usize];
+                c[lb::ecmp_index(src, dst, 0, sport, dport, salt, n)]
+            }
+        }
+    }
+
+    /// The transmit slot (NIC queues) of host `h`'s port `p`: `h` for its first port.
+    #[inline]
+    pub fn slot(&self, h: usize, p: PortId) -> usize {
+        if !self.multi {
+            return h;
+        }
+        self.slots[p.idx()] as usize
+    }
+
+    /// Transmit slots: one per host port.
+    pub fn n_slots(&self) -> usize {
+        self.n_slots
+    }
+
+    /// The ports of host `h`.
+    pub fn ports_of_host(&self, h: u32) -> &[PortId] {
+        &self.nodes[h as usize].ports
     }
 
     #[inline]
@@ -383,10 +466,18 @@ impl Network {
         n.idx() - self.n_hosts
     }
 
+    /// The first of the ports host `src` may send to `dst` from.
+    pub fn first_egress(&self, src: u32, dst: u32) -> PortId {
+        match self.routes.host_hops(src, dst).first() {
+            Some(&p) if self.multi => p,
+            _ => self.egress(src, dst, 0, 0),
+        }
+    }
+
     /// Whether host `src` can reach host `dst` now: its link is up and, from its switch on,
     /// the routes in force lead over links that are up to `dst`.
     pub fn reachable(&self, src: u32, dst: u32) -> bool {
-        let hp = self.host_port(src);
+        let hp = self.first_egress(src, dst);
         if self.ports[hp.idx()].down {
             return false;
         }
@@ -409,8 +500,9 @@ impl Network {
     /// crosses, always taking the first candidate (all candidates are equivalent in the
     /// symmetric topologies built here).
     pub fn first_path(&self, src: u32, dst: u32) -> Vec<PortId> {
-        let mut path = vec![self.host_port(src)];
-        let mut node = self.ports[self.host_port(src).idx()].peer;
+        let first = self.first_egress(src, dst);
+        let mut path = vec![first];
+        let mut node = self.ports[first.idx()].peer;
         loop {
             let n = self.ports[node.idx()].node;
             if n.idx() == dst as usize {

@@ -69,7 +69,7 @@ impl NetView<'_> {
         mut edge: impl FnMut(&S, Hop, &mut Option<S>),
     ) -> Option<(Vec<Vec<Hop>>, S)> {
         let net = self.net;
-        let hp = net.host_port(src);
+        let hp = net.first_egress(src, dst);
         let first = self.hop(hp)?;
         let mut s0 = None;
         edge(&start, first, &mut s0);

@@ -4,17 +4,24 @@
 //! some shortest path (by hop count) to that host: the candidate set of ECMP and of adaptive
 //! load balancers. Hosts never forward.
 //!
-//! A host has exactly one link, so every shortest path to it ends through its switch (its
-//! "ToR"): at any other switch the candidates towards the host are the candidates towards
-//! that ToR, and at the ToR the one port to the host. The table is therefore kept per
-//! (switch, ToR), not per (switch, host): `switches × ToRs` entries (a k = 32 fat-tree: 1,280
-//! × 512) instead of `switches × hosts` (1,280 × 8,192), built by one breadth-first search
-//! per ToR, with identical candidate lists stored once. The candidates and their order are
-//! exactly those of a search from each host (the order of the switch's ports). Lookups are
-//! three small vector reads; nothing is hashed or allocated per packet.
+//! Every shortest path to a host ends through one of the switches it is wired to (its
+//! "attachments": one ToR for most hosts): at any other switch the candidates towards the host
+//! are the candidates towards that set of switches, and at an attachment the ports to the
+//! host. The table is therefore kept per (switch, attachment set), not per (switch, host):
+//! `switches × ToRs` entries for single-homed hosts (a k = 32 fat-tree: 1,280 × 512) instead of
+//! `switches × hosts` (1,280 × 8,192), built by one breadth-first search per attachment set,
+//! with identical candidate lists stored once. The candidates and their order are exactly
+//! those of a search from each host (the order of the switch's ports). Lookups are three small
+//! vector reads; nothing is hashed or allocated per packet.
+//!
+//! Multi-homed hosts (several NICs, or a NIC with several ports, or a GPU with a port on its
+//! server's internal switch) are routed to through whichever of their switches is closest,
+//! and choose the port they send from ([`Routes::host_hops`]): the ports whose switch is
+//! closest to the destination (a GPU sends to another GPU of its server through the server's
+//! switch, to other servers through its NIC; a dual-homed host over both of its ToRs).
 //!
 //! Not modelled: weights or costs other than hop count (WCMP weighs among these candidates by
-//! link rate, see `lb`), and multi-homed hosts.
+//! link rate, see `lb`).
 
 use crate::ids::{NodeId, PortId};
 
@@ -29,12 +36,15 @@ pub struct Graph<'a> {
 }
 
 const NONE: u32 = u32::MAX;
+/// `HostRoute::tor` of a multi-homed host: its `port` indexes `Routes::attach`.
+const MULTI: u32 = u32::MAX - 1;
 
 /// How a destination host is reached: its switch, that switch's row of the table, and the
 /// switch's port to the host.
 #[derive(Clone, Copy, Debug)]
 struct HostRoute {
-    /// Node index of the host's switch (`NONE`: the host's link is down or not to a switch).
+    /// Node index of the host's switch (`NONE`: the host's link is down or not to a switch;
+    /// `MULTI`: the host is multi-homed, and `port` is the index of its attachments).
     tor: u32,
     /// Column of the host's switch in the table (the empty last column: unreachable).
     col: u32,
@@ -95,6 +105,15 @@ pub struct Routes {
     /// `(start, len)` into `ports` per distinct list.
     lists: Vec<(u32, u32)>,
     ports: Vec<PortId>,
+    /// Multi-homed hosts' attachments: per host (`HostRoute::port`), `(start, len)` into
+    /// `attach_at`; each entry a switch and the list of its ports to the host.
+    attach: Vec<(u32, u32)>,
+    attach_at: Vec<(NodeId, u32)>,
+    /// Per host, its row of `src_cells` (`NONE`: single-homed, it sends from its one port).
+    src_row: Vec<u32>,
+    /// Per (multi-homed source, destination column): the list of the source's ports that
+    /// start a shortest path.
+    src_cells: Vec<u32>,
 }
 
 impl Routes {
@@ -108,11 +127,80 @@ impl Routes {
     pub fn build_with(g: &Graph, partial: bool) -> Result<Routes, String> {
         let n_sw = g.n_nodes - g.n_hosts;
         let is_switch = |n: usize| n >= g.n_hosts;
-        // Each host's switch (over its link if that is up) and the switch's port back.
+        let mut lists = vec![(0u32, 0u32)];
+        let mut ports = Vec::new();
+        // Candidate lists already stored, and their numbers.
+        let mut seen: std::collections::HashMap<Vec<PortId>, u32> = Default::default();
+        let mut store = |cands: &Vec<PortId>,
+                         lists: &mut Vec<(u32, u32)>,
+                         ports: &mut Vec<PortId>| match seen.get(cands) {
+            Some(&l) => l,
+            None => {
+                let l = lists.len() as u32;
+                lists.push((ports.len() as u32, cands.len() as u32));
+                ports.extend_from_slice(cands);
+                seen.insert(cands.clone(), l);
+                l
+            }
+        };
+        // Each host's switches (over its links that are up) and the switches' ports back; a
+        // column per distinct set of switches, in the order hosts first name them.
         let mut col_of = vec![NONE; g.n_nodes];
-        let mut tors: Vec<usize> = Vec::new();
+        let mut set_col: std::collections::HashMap<Vec<usize>, u32> = Default::default();
+        let mut cols: Vec<Vec<usize>> = Vec::new();
         let mut hosts = Vec::with_capacity(g.n_hosts);
-        for h in 0..g.n_hosts {
+        let mut attach = Vec::new();
+        let mut attach_at = Vec::new();
+        let mut src_row = vec![NONE; g.n_hosts];
+        let mut multi_srcs = Vec::new();
+        for (h, row) in src_row.iter_mut().enumerate() {
+            let back = |t: usize| -> Vec<PortId> {
+                g.ports_of[t]
+                    .iter()
+                    .copied()
+                    .filter(|p| g.peer_node[p.idx()].idx() == h)
+                    .collect()
+            };
+            if g.ports_of[h].len() > 1 {
+                *row = multi_srcs.len() as u32;
+                multi_srcs.push(h);
+                let mut set: Vec<usize> = g.ports_of[h]
+                    .iter()
+                    .map(|p| g.peer_node[p.idx()].idx())
+                    .filter(|&t| is_switch(t))
+                    .collect();
+                set.sort_unstable();
+                set.dedup();
+                if set.is_empty() {
+                    hosts.push(HostRoute {
+                        tor: NONE,
+                        col: NONE,
+                        port: PortId(NONE),
+                    });
+                    continue;
+                }
+                let start = attach_at.len() as u32;
+                for &t in &set {
+                    let l = store(&back(t), &mut lists, &mut ports);
+                    attach_at.push((NodeId(t as u32), l));
+                }
+                attach.push((start, set.len() as u32));
+                let c = match set_col.get(&set) {
+                    Some(&c) => c,
+                    None => {
+                        let c = cols.len() as u32;
+                        set_col.insert(set.clone(), c);
+                        cols.push(set);
+                        c
+                    }
+                };
+                hosts.push(HostRoute {
+                    tor: MULTI,
+                    col: c,
+                    port: PortId(attach.len() as u32 - 1),
+                });
+                continue;
+            }
             let tor = g.ports_of[h]
                 .first()
                 .map(|p| g.peer_node[p.idx()].idx())
@@ -126,44 +214,44 @@ impl Routes {
                 continue;
             };
             if col_of[t] == NONE {
-                col_of[t] = tors.len() as u32;
-                tors.push(t);
+                col_of[t] = match set_col.get(&vec![t]) {
+                    Some(&c) => c,
+                    None => {
+                        let c = cols.len() as u32;
+                        set_col.insert(vec![t], c);
+                        cols.push(vec![t]);
+                        c
+                    }
+                };
             }
-            let port = g.ports_of[t]
-                .iter()
-                .copied()
-                .find(|p| g.peer_node[p.idx()].idx() == h)
-                .unwrap_or(PortId(NONE));
+            let port = back(t).first().copied().unwrap_or(PortId(NONE));
             hosts.push(HostRoute {
                 tor: t as u32,
                 col: col_of[t],
                 port,
             });
         }
-        let n_cols = tors.len();
+        let n_cols = cols.len();
         let stride = n_cols + 1;
         for h in hosts.iter_mut().filter(|h| h.col == NONE) {
             h.col = n_cols as u32;
         }
         let mut cells = vec![0u32; n_sw * stride];
-        let mut lists = vec![(0u32, 0u32)];
-        let mut ports = Vec::new();
-        // Which host switches each host switch reaches (for the connectivity check).
+        let mut src_cells = vec![0u32; multi_srcs.len() * stride];
+        // Which columns each column's switches reach (for the connectivity check).
         let mut reach = vec![false; n_cols * n_cols];
         let mut dist = vec![u32::MAX; g.n_nodes];
         let mut queue = std::collections::VecDeque::new();
-        // Candidate lists already stored, and their numbers.
-        let mut seen: std::collections::HashMap<Vec<PortId>, u32> = Default::default();
         let mut cands: Vec<PortId> = Vec::new();
-        for (c, &t) in tors.iter().enumerate() {
+        for (c, set) in cols.iter().enumerate() {
             // Hosts do not forward.
-            hops_from(g, t, &mut dist, &mut queue, is_switch);
+            hops_from(g, set, &mut dist, &mut queue, is_switch);
+            for (d, other) in cols.iter().enumerate() {
+                reach[d * n_cols + c] = other.iter().any(|&s| dist[s] != u32::MAX);
+            }
             for s in g.n_hosts..g.n_nodes {
-                if col_of[s] != NONE && dist[s] != u32::MAX {
-                    reach[col_of[s] as usize * n_cols + c] = true;
-                }
                 let i = (s - g.n_hosts) * stride + c;
-                if s == t || dist[s] == u32::MAX {
+                if dist[s] == 0 || dist[s] == u32::MAX {
                     continue;
                 }
                 cands.clear();
@@ -177,16 +265,21 @@ impl Routes {
                 if cands.is_empty() {
                     continue;
                 }
-                cells[i] = match seen.get(&cands) {
-                    Some(&l) => l,
-                    None => {
-                        let l = lists.len() as u32;
-                        lists.push((ports.len() as u32, cands.len() as u32));
-                        ports.extend_from_slice(&cands);
-                        seen.insert(cands.clone(), l);
-                        l
-                    }
+                cells[i] = store(&cands, &mut lists, &mut ports);
+            }
+            // A multi-homed host sends from the ports whose switch is closest.
+            for (r, &x) in multi_srcs.iter().enumerate() {
+                let reach_of = |p: &PortId| {
+                    let m = g.peer_node[p.idx()].idx();
+                    if is_switch(m) { dist[m] } else { u32::MAX }
                 };
+                let best = g.ports_of[x].iter().map(reach_of).min().unwrap_or(u32::MAX);
+                if best == u32::MAX {
+                    continue;
+                }
+                cands.clear();
+                cands.extend(g.ports_of[x].iter().filter(|p| reach_of(p) == best));
+                src_cells[r * stride + c] = store(&cands, &mut lists, &mut ports);
             }
         }
         let cells = if lists.len() <= u16::MAX as usize + 1 {
@@ -201,6 +294,10 @@ impl Routes {
             cells,
             lists,
             ports,
+            attach,
+            attach_at,
+            src_row,
+            src_cells,
         };
         if !partial {
             r.check_connected(g, &reach)?;
@@ -258,6 +355,41 @@ impl Routes {
         }
         let i = (node.idx() - self.first_switch) * (self.n_cols + 1) + h.col as usize;
         let (s, n) = self.lists[self.cells.get(i)];
+        if n == 0 && h.tor == MULTI {
+            return self.attached(h.port.0, node);
+        }
+        &self.ports[s as usize..(s + n) as usize]
+    }
+
+    /// A multi-homed host's ports at switch `node`, if it is one of its attachments.
+    #[cold]
+    #[inline(never)]
+    fn attached(&self, a: u32, node: NodeId) -> &[PortId] {
+        let (start, len) = self.attach[a as usize];
+        self.attach_at[start as usize..(start + len) as usize]
+            .iter()
+            .find(|x| x.0 == node)
+            .map_or(&[], |&(_, l)| {
+                let (s, n) = self.lists[l as usize];
+                &self.ports[s as usize..(s + n) as usize]
+            })
+    }
+
+    /// Whether host `h` is multi-homed (sends from a port it chooses per destination).
+    #[inline]
+    pub fn multi_homed(&self, h: u32) -> bool {
+        self.src_row[h as usize] != NONE
+    }
+
+    /// The ports multi-homed host `src` may send from towards host `dst`: those whose
+    /// switch is closest to it (empty if none reaches it). Single-homed hosts: empty.
+    pub fn host_hops(&self, src: u32, dst: u32) -> &[PortId] {
+        let r = self.src_row[src as usize];
+        if r == NONE {
+            return &[];
+        }
+        let col = self.hosts[dst as usize].col as usize;
+        let (s, n) = self.lists[self.src_cells[r as usize * (self.n_cols + 1) + col] as usize];
         &self.ports[s as usize..(s + n) as usize]
     }
 
@@ -271,19 +403,22 @@ impl Routes {
     }
 }
 
-/// Breadth-first search from node `src`: `dist[n]` becomes the number of links from `src` to
-/// `n` (`u32::MAX` if unreachable), going on only through nodes for which `forwards` holds.
+/// Breadth-first search from nodes `srcs`: `dist[n]` becomes the number of links from the
+/// nearest of them to `n` (`u32::MAX` if unreachable), going on only through nodes for which
+/// `forwards` holds.
 fn hops_from(
     g: &Graph,
-    src: usize,
+    srcs: &[usize],
     dist: &mut [u32],
     queue: &mut std::collections::VecDeque<usize>,
     forwards: impl Fn(usize) -> bool,
 ) {
     dist.iter_mut().for_each(|d| *d = u32::MAX);
-    dist[src] = 0;
     queue.clear();
-    queue.push_back(src);
+    for &src in srcs {
+        dist[src] = 0;
+        queue.push_back(src);
+    }
     while let Some(n) = queue.pop_front() {
         if !forwards(n) {
             continue;
@@ -312,7 +447,7 @@ mod tests {
         for h in 0..g.n_hosts {
             let mut dist = vec![u32::MAX; g.n_nodes];
             let mut queue = std::collections::VecDeque::new();
-            hops_from(g, h, &mut dist, &mut queue, |n| n >= g.n_hosts || n == h);
+            hops_from(g, &[h], &mut dist, &mut queue, |n| n >= g.n_hosts || n == h);
             for s in g.n_hosts..g.n_nodes {
                 if dist[s] == u32::MAX {
                     continue;
@@ -452,6 +587,70 @@ mod tests {
         ] {
             same_as_per_host(&graph(6, 11, &links, &down), true);
         }
+    }
+
+    #[test]
+    fn multi_homed_hosts_are_reached_through_their_closest_switch_and_send_from_it() {
+        // Servers A (GPUs 0, 1) and B (GPUs 2, 3): GPU i's NIC on rail switch i % 2 (r0,
+        // r1), rails joined by a spine, each server's GPUs on its internal switch (na, nb).
+        // Host 4 is dual-homed on both rails; hosts 5 and 6 on ToRs t1 and t2, both of them.
+        let (r0, r1, sp, na, nb, t1, t2) = (7, 8, 9, 10, 11, 12, 13);
+        let links = [
+            (0, r0),
+            (1, r1),
+            (2, r0),
+            (3, r1),
+            (r0, sp),
+            (r1, sp),
+            (0, na),
+            (1, na),
+            (2, nb),
+            (3, nb),
+            (4, r0),
+            (4, r1),
+            (5, t1),
+            (5, t2),
+            (6, t1),
+            (6, t2),
+            (t1, sp),
+            (t2, sp),
+        ];
+        let g = graph(7, 14, &links, &[]);
+        let r = same_as_per_host(&g, false);
+        let to = |h: usize, n: usize| {
+            g.ports_of[h]
+                .iter()
+                .copied()
+                .find(|p| g.peer_node[p.idx()].idx() == n)
+                .unwrap()
+        };
+        assert!(r.multi_homed(0) && r.multi_homed(4));
+        // Within a server over its switch; to the other server over the NIC.
+        assert_eq!(r.host_hops(0, 1), &[to(0, na)]);
+        assert_eq!(r.host_hops(0, 2), &[to(0, r0)]);
+        assert_eq!(r.host_hops(0, 3), &[to(0, r0)]);
+        assert_eq!(r.host_hops(4, 0), &[to(4, r0)]);
+        assert_eq!(r.host_hops(4, 3), &[to(4, r1)]);
+        // Dual-homed hosts on the same pair of ToRs: either.
+        assert_eq!(r.host_hops(5, 6), &[to(5, t1), to(5, t2)]);
+        assert_eq!(r.host_hops(5, 0), &[to(5, t1), to(5, t2)]);
+        // A GPU's own server switch reaches no other server.
+        assert!(r.next_hops(NodeId(na as u32), 2).is_empty());
+        assert_eq!(r.next_hops(NodeId(na as u32), 1), &[to(na, 1)]);
+        // Failures: host 4's link to rail 0 down both ways: it is reached over rail 1 only,
+        // and is single-homed as far as the table goes (the network sends from its one port
+        // that is up).
+        let p = to(4, r0).0;
+        let q = to(r0, 4).0;
+        let g = graph(7, 14, &links, &[p, q]);
+        let r = same_as_per_host(&g, true);
+        assert!(!r.multi_homed(4) && r.host_hops(4, 0).is_empty());
+        // Host 5's link to t1 down one way (t1 to 5): as for a single-homed host, t1 stays
+        // an attachment with no port to it; 5 still sends over both.
+        let g = graph(7, 14, &links, &[to(t1, 5).0]);
+        let r = same_as_per_host(&g, true);
+        assert_eq!(r.host_hops(5, 6), &[to(5, t1), to(5, t2)]);
+        assert!(r.next_hops(NodeId(t1 as u32), 5).is_empty());
     }
 
     #[test]

@@ -293,6 +293,9 @@ impl Sim {
         if a == b {
             return SimTime::ZERO;
         }
+        if self.net.multi_homed() {
+            return self.multi_homed_latency(a, b);
+        }
         let net = &self.net;
         let hop = |p: PortId| {
             let port = &net.ports[p.idx()];
@@ -316,6 +319,47 @@ impl Sim {
         }
         let dist = lat.from_switch[ia].get_or_insert_with(|| switch_latencies(net, ia));
         first + dist[ib] + last
+    }
+}
+
+impl Sim {
+    /// [`host_latency`](Sim::host_latency) where hosts may have several ports: the least
+    /// over the ports `a` sends from and those `b` is reached through (`SimTime::MAX` if
+    /// none connects them).
+    #[cold]
+    #[inline(never)]
+    fn multi_homed_latency(&mut self, a: u32, b: u32) -> SimTime {
+        let net = &self.net;
+        let hop = |p: PortId| {
+            let port = &net.ports[p.idx()];
+            port.ser_time(CONTROL_FRAME) + port.delay
+        };
+        let lat = &mut self.latencies;
+        if lat.from_switch.len() < net.switches.len() {
+            lat.from_switch.resize(net.switches.len(), None);
+        }
+        let mut best = SimTime::MAX;
+        for &pa in net.ports_of_host(a) {
+            let sa = net.ports[pa.idx()].peer_node;
+            if sa.idx() == b as usize {
+                best = best.min(hop(pa));
+                continue;
+            }
+            if net.is_host(sa) {
+                continue;
+            }
+            let ia = net.switch_idx(sa);
+            let dist = lat.from_switch[ia].get_or_insert_with(|| switch_latencies(net, ia));
+            for &pb in net.ports_of_host(b) {
+                let sb = net.ports[pb.idx()].peer_node;
+                if net.is_host(sb) || dist[net.switch_idx(sb)] == SimTime::MAX {
+                    continue;
+                }
+                let t = hop(pa) + dist[net.switch_idx(sb)] + hop(net.ports[pb.idx()].peer);
+                best = best.min(t);
+            }
+        }
+        best
     }
 }
 

@@ -142,7 +142,7 @@ impl Sim {
                 if let Some(a) = &mut self.attrib {
                     ctl.uid = a.ack_for(pkt.uid, self.now);
                 }
-                let hp = self.net.host_port(ctl.src);
+                let hp = self.net.egress(ctl.src, ctl.dst, ctl.sport, ctl.dport);
                 self.send_control(hp, ctl);
             }
             if rx.received {
@@ -291,12 +291,12 @@ impl Host for SimHost<'_> {
         }
     }
     #[inline]
-    fn line_rate(&self, h: u32) -> BitRate {
-        self.net.ports[self.net.host_port(h).idx()].rate
+    fn line_rate(&self, src: u32, dst: u32, sport: u16, dport: u16) -> BitRate {
+        self.net.ports[self.net.egress(src, dst, sport, dport).idx()].rate
     }
     fn uplink_for(&self, src: u32, dst: u32, proto: u8, sport: u16, dport: u16) -> (usize, usize) {
         let net = self.net;
-        let tor = net.ports[net.host_port(src).idx()].peer_node;
+        let tor = net.ports[net.egress(src, dst, sport, dport).idx()].peer_node;
         if net.is_host(tor) {
             return (0, 1);
         }

@@ -531,7 +531,7 @@ impl Sim {
         {
             return Err(format!("flow {id}: priority {prio} but only {nq} queues"));
         }
-        let host_rate = |h: u32| net.ports[net.host_port(h).idx()].rate;
+        let host_rate = |f: &Flow| net.ports[net.egress(f.src, f.dst, f.sport, f.dport).idx()].rate;
         let mut flows = Vec::with_capacity(s.flows.len());
         for f in &s.flows {
             if f.src as usize >= net.n_hosts || f.dst as usize >= net.n_hosts || f.src == f.dst {
@@ -594,7 +594,7 @@ impl Sim {
             true => deps::Deps::default(),
             false => deps::Deps::new(&s.flows, n_static, &s.dag)?,
         };
-        let ready = (0..net.n_hosts)
+        let ready = (0..net.n_slots())
             .map(|_| (0..nq).map(|_| VecDeque::new()).collect())
             .collect();
         let nic_rank = transport.nic_rank();
@@ -702,7 +702,7 @@ impl Sim {
     pub fn use_host_fifo(&mut self, limit: u64) {
         let nq = self.net.nq as usize;
         self.host_fifo = Some(Box::new(HostFifo {
-            queues: vec![vec![VecDeque::new(); nq]; self.net.n_hosts],
+            queues: vec![vec![VecDeque::new(); nq]; self.net.n_slots()],
             queued: vec![0; self.flows.len()],
             limit,
         }));

@@ -28,6 +28,7 @@ impl Sim {
     }
 
     pub(in crate::sim) fn host_has_backlog(&self, h: usize, p: PortId) -> bool {
+        let h = self.net.slot(h, p);
         let port = &self.net.ports[p.idx()];
         (0..port.nq()).any(|q| {
             (port.paused & (1 << q) == 0 && !port.queues[q].is_empty())
@@ -53,7 +54,8 @@ impl Sim {
                 break;
             };
             let fl = &self.flows[f.idx()];
-            let (h, class) = (fl.src as usize, fl.nic_class as usize);
+            let p = self.net.egress(fl.src, fl.dst, fl.sport, fl.dport);
+            let (h, class) = (self.net.slot(fl.src as usize, p), fl.nic_class as usize);
             let fifo = self.host_fifo.as_mut().expect("host FIFO");
             if fifo.queued.len() <= f.idx() {
                 fifo.queued.resize(f.idx() + 1, 0);
@@ -67,7 +69,8 @@ impl Sim {
             any = true;
         }
         if any && !self.in_pull {
-            let p = self.net.host_port(self.flows[f.idx()].src);
+            let fl = &self.flows[f.idx()];
+            let p = self.net.egress(fl.src, fl.dst, fl.sport, fl.dport);
             self.kick(p);
         }
     }
@@ -123,13 +126,19 @@ impl Sim {
     #[inline]
     pub(in crate::sim) fn transmit(&mut self, p: PortId, pkt: &mut Packet, is_host: bool) {
         let now = self.now;
+        // Attribution of a multi-homed host's port: its transmit slot.
+        let slot = match self.observed && is_host && self.net.multi_homed() {
+            true => Some(self.net.slot(self.net.ports[p.idx()].node.idx(), p)),
+            false => None,
+        };
         let port = &mut self.net.ports[p.idx()];
         let ser = port.ser_time(pkt.size as u32);
         if self.observed {
             if let Some(a) = &mut self.attrib {
                 if is_host {
                     let unit = attrib_unit(self.msg_units, pkt);
-                    pkt.uid = a.nic_tx(port.node.idx(), now, ser, unit, pkt.uid);
+                    let slot = slot.unwrap_or(port.node.idx());
+                    pkt.uid = a.nic_tx(slot, now, ser, unit, pkt.uid);
                 } else {
                     a.switch_tx(p.idx(), pkt.prio, now, ser);
                 }
@@ -189,6 +198,8 @@ impl Sim {
 
     /// The next packet host `h`'s NIC sends: control packets, then ready flows, by priority.
     pub(in crate::sim) fn host_pull(&mut self, h: usize, p: PortId) -> Option<Packet> {
+        // The port's own queues: a multi-homed host's ports send independently.
+        let h = self.net.slot(h, p);
         let nq = self.net.ports[p.idx()].nq();
         // Control packets first, by priority.
         for q in 0..nq {

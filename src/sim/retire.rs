@@ -46,7 +46,7 @@ impl Sim {
         let prio = spec.prio.unwrap_or(self.data_prio);
         let mut fl = Flow::new(f, &spec, prio, self.ack_prio);
         fl.order = i as u32;
-        let line = self.net.ports[self.net.host_port(fl.src).idx()].rate;
+        let line = self.net.ports[self.net.egress(fl.src, fl.dst, fl.sport, fl.dport).idx()].rate;
         self.transport.open(f, &fl, line);
         if let Some(a) = &mut self.attrib {
             a.clear_unit(f.idx());
@@ -231,9 +231,9 @@ impl Sim {
         let fl = &mut self.flows[f.idx()];
         fl.in_ready = true;
         let (h, class) = (fl.src, fl.nic_class);
-        self.ready[h as usize][class as usize].push_back(f);
+        let p = self.net.egress(h, fl.dst, fl.sport, fl.dport);
+        self.ready[self.net.slot(h as usize, p)][class as usize].push_back(f);
         self.note_wait(f, Some(self.now));
-        let p = self.net.host_port(h);
         self.kick(p);
     }
 

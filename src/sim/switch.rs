@@ -128,7 +128,7 @@ impl Sim {
         if changed && let Some(a) = &mut self.attrib {
             let pt = &self.net.ports[port.idx()];
             if self.net.is_host(pt.node) {
-                a.nic_pause(pt.node.idx(), pt.paused != 0, now);
+                a.nic_pause(self.net.slot(pt.node.idx(), port), pt.paused != 0, now);
             }
         }
         if changed && !pause {

@@ -325,8 +325,11 @@ fn parse_hpcc(text: &str) -> Result<Parsed, String> {
     Ok((n_hosts, n_sw as usize, links, node_ids, Default::default()))
 }
 
-/// Checks the graph (hosts have one link, everything is connected) and derives what the
-/// parameterised topologies compute from their parameters.
+/// Checks the graph (hosts link to switches only, everything is connected) and derives what
+/// the parameterised topologies compute from their parameters. A host may have several links
+/// (multi-NIC servers, dual ToRs, planes; see `net::routing`); the longest path counts each
+/// host through its *home* link: its first link to a switch that links to other switches
+/// (a NIC's ToR rather than a server's internal switch), else its first.
 fn finish(
     n_hosts: usize,
     n_switches: usize,
@@ -342,20 +345,23 @@ fn finish(
     }
     let name = |x: usize| node_ids[x];
     for (h, a) in adj.iter().enumerate().take(n_hosts) {
-        if a.len() != 1 {
-            return Err(format!(
-                "host {} has {} links: a host has exactly one (multi-homed hosts are not modelled)",
-                name(h),
-                a.len()
-            ));
+        if a.is_empty() {
+            return Err(format!("host {} has no link", name(h)));
         }
-        if a[0].0 < n_hosts {
+        if let Some(&(o, _)) = a.iter().find(|x| x.0 < n_hosts) {
             return Err(format!(
                 "hosts {} and {} are linked directly: hosts connect to switches",
                 name(h),
-                name(a[0].0)
+                name(o)
             ));
         }
+    }
+    // Each host's home link first, for the longest path.
+    for h in 0..n_hosts {
+        let home = (0..adj[h].len())
+            .find(|&i| adj[adj[h][i].0].iter().any(|&(y, _)| y >= n_hosts))
+            .unwrap_or(0);
+        adj[h].swap(0, home);
     }
     // Tiers: hop distance from the nearest host (multi-source BFS).
     let mut dist = vec![u32::MAX; n];
@@ -410,7 +416,7 @@ fn finish(
 /// of equal ones, the first host pair (by source, then destination), and of that pair's
 /// shortest paths the first found with the largest cost.
 ///
-/// Hosts have one link each, so a host pair's cost is its two links' plus the costliest
+/// Counting hosts by their home link (the first of `adj`), a host pair's cost is its two links' plus the costliest
 /// shortest path between their switches (ToRs): one breadth-first search per ToR (and one
 /// more for the winning pair's path), not one per host, which was quadratic in hosts.
 fn longest_path(
@@ -798,7 +804,7 @@ mod tests {
             ),
             (
                 "4 1 2\n0\n1 0 1Gbps 1us 0\n2 0 1Gbps 1us 0\n",
-                "host 3 has 0 links",
+                "host 3 has no link",
             ),
             (
                 "5 2 3\n0 4\n1 0 1Gbps 1us 0\n2 0 1Gbps 1us 0\n3 0 1Gbps 1us 0\n",

@@ -12,13 +12,17 @@
 //!   and connects to every aggregation switch of its pod; aggregation switch `j` of a pod
 //!   connects to cores `j·k/2 .. (j+1)·k/2`. Switches: edges, aggregations, cores.
 //! * dumbbell: `left` hosts on switch L, `right` hosts on switch R, one L–R bottleneck link.
+//! * rail: GPU `h` of server `h / gpus` with its NIC on rail switch `h % gpus`, rails joined
+//!   by spines; with options, server switches (NVLink-like), planes and dual ToRs, which make
+//!   hosts multi-homed ([`rail`]).
 //! * file: any graph from a topology file ([`mod@file`]: dcsim's TOML format or the HPCC ns-3
 //!   simulator's `topology.txt`), hosts first.
 //!
-//! Not modelled: link failures, asymmetric link rates within a tier of the built-in families
-//! (a file can have them), multi-homed hosts.
+//! Not modelled: asymmetric link rates within a tier of the built-in families (a file can
+//! have them).
 
 pub mod file;
+pub mod rail;
 
 use crate::ids::NodeId;
 use crate::units::{BitRate, SimTime};
@@ -39,7 +43,8 @@ pub struct LinkSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SwitchSpec {
     pub name: String,
-    /// Tier: 1 = edge/leaf, 2 = aggregation/spine, 3 = core.
+    /// Tier: 1 = edge/leaf (rail), 2 = aggregation/spine, 3 = core; 0 = inside a server
+    /// (rail fabrics' NVLink-like switches).
     pub tier: u8,
     /// This switch's buffer instead of `[switch.buffer]`'s: the shared buffer's size, or a
     /// static buffer's bytes per port (topology files).
@@ -148,6 +153,9 @@ pub enum TopologyConfig {
         #[serde(default = "d_one_link")]
         bottleneck_links: u32,
     },
+    /// A rail-optimised AI fabric (`topology::rail`): multi-NIC servers, rails, spines,
+    /// optionally NVLink-like server switches, planes and dual ToRs.
+    Rail(rail::RailConfig),
     /// A topology file (`topology::file`).
     File {
         /// The file, relative to the config.
@@ -269,6 +277,9 @@ impl TopologyConfig {
             // Checked line by line when the file was loaded.
             return Ok(());
         }
+        if let TopologyConfig::Rail(r) = self {
+            return r.validate();
+        }
         let range = |k: &str, v: u32, lo: u32, hi: u32| {
             if v < lo || v > hi {
                 Err((k.to_string(), format!("must be in {lo}..={hi}, got {v}")))
@@ -317,7 +328,7 @@ impl TopologyConfig {
                     ("bottleneck_delay", bottleneck_delay),
                 ],
             ),
-            TopologyConfig::File { .. } => return Ok(()),
+            TopologyConfig::File { .. } | TopologyConfig::Rail(_) => return Ok(()),
         };
         for (k, r) in rates {
             if r < BitRate::from_mbps(1) || r > BitRate::from_gbps(100_000) {
@@ -364,7 +375,7 @@ impl TopologyConfig {
                 range("right", right, 1, 4096)?;
                 range("bottleneck_links", bottleneck_links, 1, 64)?;
             }
-            TopologyConfig::File { .. } => {}
+            TopologyConfig::File { .. } | TopologyConfig::Rail(_) => {}
         }
         Ok(())
     }
@@ -381,6 +392,7 @@ impl TopologyConfig {
                 k, hosts_per_edge, ..
             } => (k * k * hosts_per_edge.unwrap_or(k / 2) / 2) as usize,
             TopologyConfig::Dumbbell { left, right, .. } => (left + right) as usize,
+            TopologyConfig::Rail(ref r) => r.n_hosts(),
             TopologyConfig::File { .. } => self.file_topo().expect("file").spec.n_hosts,
         }
     }
@@ -428,6 +440,7 @@ impl TopologyConfig {
                 host_rate.max(bottleneck_rate),
                 link_delay.max(bottleneck_delay),
             ),
+            TopologyConfig::Rail(ref r) => r.extremes(),
             TopologyConfig::File { .. } => {
                 let t = self.file_topo().expect("file");
                 (t.max_ports, t.max_rate, t.max_delay)
@@ -441,6 +454,7 @@ impl TopologyConfig {
             TopologyConfig::LeafSpine { leaves, spines, .. } => (leaves + spines) as usize,
             TopologyConfig::FatTree { k, .. } => (k * k + k * k / 4) as usize,
             TopologyConfig::Dumbbell { .. } => 2,
+            TopologyConfig::Rail(ref r) => r.n_switches(),
             TopologyConfig::File { .. } => self.file_topo().expect("file").spec.switches.len(),
         }
     }
@@ -451,6 +465,7 @@ impl TopologyConfig {
             TopologyConfig::LeafSpine { host_rate, .. }
             | TopologyConfig::FatTree { host_rate, .. }
             | TopologyConfig::Dumbbell { host_rate, .. } => host_rate,
+            TopologyConfig::Rail(ref r) => r.nic_rate,
             TopologyConfig::File { .. } => self.file_topo().expect("file").host_rate,
         }
     }
@@ -497,6 +512,7 @@ impl TopologyConfig {
                 (bottleneck_rate, bottleneck_delay),
                 (host_rate, link_delay),
             ],
+            TopologyConfig::Rail(ref r) => r.longest_path(),
             TopologyConfig::File { .. } => self.file_topo().expect("file").longest.clone(),
         }
     }
@@ -550,6 +566,7 @@ impl TopologyConfig {
                 bottleneck_delay,
                 bottleneck_links as usize,
             ),
+            TopologyConfig::Rail(ref r) => r.build(),
             TopologyConfig::File { .. } => self.file_topo().expect("file").spec.clone(),
         }
     }

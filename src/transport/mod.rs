@@ -122,8 +122,9 @@ pub trait Host {
         receiver_side: bool,
         tag: crate::workload::FlowTag,
     );
-    /// The line rate of host `h`'s NIC.
-    fn line_rate(&self, h: u32) -> BitRate;
+    /// The line rate of the port host `src` sends the connection (`src`, `dst`, `sport`,
+    /// `dport`) from (its NIC's, for a host with one).
+    fn line_rate(&self, src: u32, dst: u32, sport: u16, dport: u16) -> BitRate;
     /// Path selection: which of its `n` equal-cost uplinks host `src`'s first switch picks for
     /// a packet to `dst` with this IP protocol and these ports, as `(index, n)` (`(0, 1)` when
     /// there is no choice).
@@ -530,7 +531,7 @@ impl Transport {
         spec: &TransportSpec,
         specs: &[FlowSpec],
         flows: &[Flow],
-        line_rate: impl Fn(u32) -> BitRate,
+        line_rate: impl Fn(&Flow) -> BitRate,
         n_hosts: usize,
         seed: u64,
     ) -> Transport {

@@ -845,7 +845,8 @@ impl<C: WindowCc> Protocol for Tcp<C> {
         }
         let now = h.now();
         let f = pkt.flow;
-        let host_rate = h.line_rate(pkt.dst);
+        // The sender's port: the data's connection is the ACK's, reversed.
+        let host_rate = h.line_rate(pkt.dst, pkt.src, pkt.dport, pkt.sport);
         let fl = h.flow(f);
         if fl.done() {
             return false;

@@ -41,11 +41,11 @@ impl Udp {
         mss: u32,
         header: u32,
         flows: &[Flow],
-        line_rate: impl Fn(u32) -> BitRate,
+        line_rate: impl Fn(&Flow) -> BitRate,
     ) -> Udp {
         let flows = flows
             .iter()
-            .map(|f| UdpFlow::new(rate, line_rate(f.src)))
+            .map(|f| UdpFlow::new(rate, line_rate(f)))
             .collect();
         Udp {
             mss,

@@ -46,6 +46,9 @@ struct Snippet {
     is_default: bool,
     /// ... in the table of RDMA transports' defaults.
     rdma: bool,
+    /// The config a table's key is read in (`[topology]\nkind = "rail"\n` for a kind's own
+    /// table): its default is that config's.
+    within: String,
 }
 
 fn check(s: &Snippet, base: &Path) -> Result<(), String> {
@@ -93,10 +96,30 @@ struct Row {
     rdma: bool,
     /// The table's third column is the valid range (`| key | default | range | meaning |`).
     ranged: bool,
+    /// The kind of the section the table describes (a lead-in `` `kind = "rail"`: ``).
+    kind: Option<String>,
     cells: Vec<String>,
 }
 
 impl Row {
+    /// The config that sets `key` (in `section`) to `value`, with the table's kind.
+    fn toml(&self, section: Option<&str>, key: &str, value: &str) -> String {
+        match (&self.kind, section) {
+            (Some(kind), Some(s)) if self.ctx.as_deref() == Some(s) => {
+                format!("[{s}]\nkind = \"{kind}\"\n{key} = {value}\n")
+            }
+            _ => with_section(section, key, value),
+        }
+    }
+
+    /// The config the table's keys are read in: its section with its kind, if it has one.
+    fn within(&self) -> String {
+        match (&self.kind, &self.ctx) {
+            (Some(kind), Some(s)) => format!("[{s}]\nkind = \"{kind}\"\n"),
+            _ => String::new(),
+        }
+    }
+
     /// A key's section and name: a dotted key names its own; else the table's context.
     fn place(&self, key: &str) -> Option<(Option<String>, String)> {
         if let Some((sec, k)) = key.rsplit_once('.')
@@ -116,10 +139,18 @@ fn table_rows(lines: &[&str]) -> Vec<Row> {
     let mut ctx: Option<String> = None;
     let mut rdma = false;
     let mut ranged = false;
+    let mut kind: Option<String> = None;
     for (n, l) in lines.iter().enumerate() {
         if l.starts_with('#') {
             let s = section_names(l);
             ctx = (s.len() == 1).then(|| s[0].to_string());
+            kind = None;
+            continue;
+        }
+        if let Some(k) = l.strip_prefix("`kind = \"")
+            && let Some((k, _)) = k.split_once("\"`:")
+        {
+            kind = Some(k.to_string());
             continue;
         }
         if let Some(s) = l.strip_prefix('`')
@@ -145,6 +176,7 @@ fn table_rows(lines: &[&str]) -> Vec<Row> {
             ctx: ctx.clone(),
             rdma,
             ranged,
+            kind: kind.clone(),
             cells,
         });
     }
@@ -171,6 +203,7 @@ fn snippets(file: &Path) -> Vec<Snippet> {
                 toml: lines[start..j].join("\n"),
                 is_default: false,
                 rdma: false,
+                within: String::new(),
             });
             i = j;
         }
@@ -224,6 +257,7 @@ fn snippets(file: &Path) -> Vec<Snippet> {
             toml: format!("[{section}]\n{}\n", assign.trim()),
             is_default: false,
             rdma: false,
+            within: String::new(),
         });
     }
     // Configuration tables.
@@ -237,9 +271,10 @@ fn snippets(file: &Path) -> Vec<Snippet> {
                 out.push(Snippet {
                     file: name.clone(),
                     line: row.line,
-                    toml: with_section(sec.as_deref(), &k, value),
+                    toml: row.toml(sec.as_deref(), &k, value),
                     is_default,
                     rdma: rdma_table,
+                    within: row.within(),
                 });
             }
         };
@@ -337,7 +372,12 @@ fn every_documented_default_is_the_default() {
                 continue; // reported by every_config_snippet_in_the_docs_validates
             };
             count += 1;
-            let base = if s.rdma { &base_rdma } else { &base };
+            let within = (!s.within.is_empty()).then(|| as_run(&s.within, s.rdma).unwrap());
+            let base = match (&within, s.rdma) {
+                (Some(w), _) => w,
+                (None, true) => &base_rdma,
+                (None, false) => &base,
+            };
             if &v != base {
                 wrong.push(format!(
                     "{}:{}: not the default:\n{}",
@@ -520,7 +560,7 @@ fn every_documented_range_is_the_validated_range() {
                 let run = |x: f64| {
                     let mut tried = None;
                     for v in probe_forms(&r, x) {
-                        let toml = with_section(sec.as_deref(), &k, &v);
+                        let toml = row.toml(sec.as_deref(), &k, &v);
                         let res =
                             Config::parse(&toml, "<doc>").and_then(|c| c.validate("<doc>", base));
                         let parsed = !matches!(&res, Err(e) if e.key.is_empty());

@@ -25,6 +25,7 @@ mod nic;
 mod partition;
 mod pcap;
 mod pfabric;
+mod rail;
 mod rdma;
 mod retire;
 mod robust;

@@ -89,6 +89,13 @@ impl PartitionMap {
         if parts == 0 || parts > u16::MAX as usize {
             return Err(format!("run.partitions: must be in 1..=65535, got {parts}"));
         }
+        if parts > 1 && net.multi_homed() {
+            return Err(format!(
+                "run.partitions: {parts} partitions asked for, but the topology has hosts \
+                 with several links (multi-NIC servers, dual ToRs, planes), which a \
+                 partitioned run does not split yet: run it in one partition (-t 1)"
+            ));
+        }
         let mut sw_part: Vec<u16> = vec![0; n_sw];
         if seed > 0 {
             let mut r = RngStream::new(seed, "partition-map");

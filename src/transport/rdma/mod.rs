@@ -539,7 +539,7 @@ impl<Q: QueuePair> Rdma<Q> {
         path: Option<u32>,
     ) -> FlowId {
         let sport = self.choose_sport(h, src, dst, path);
-        let line = h.line_rate(src).bps() as f64;
+        let line = h.line_rate(src, dst, sport, ROCE_PORT).bps() as f64;
         let flow = Flow {
             id: FlowId(u32::MAX),
             ext_id: u32::MAX,
@@ -607,7 +607,7 @@ impl<Q: QueuePair> Rdma<Q> {
     #[cold]
     #[inline(never)]
     fn receiver_end(&mut self, h: &mut impl Host, pkt: &Packet) {
-        let line = h.line_rate(pkt.src).bps() as f64;
+        let line = h.line_rate(pkt.src, pkt.dst, pkt.sport, pkt.dport).bps() as f64;
         let mut fl = Flow::placeholder(pkt.flow);
         fl.src = pkt.src;
         fl.dst = pkt.dst;
