@@ -102,6 +102,12 @@ pub enum Summary {
     Timeouts,
     PfcPauses,
     MeanUtilFabricLinks,
+    /// Mean bus bandwidth of the run's collectives (empty unless every one finished).
+    Busbw,
+    /// Mean time of the run's collectives.
+    CollectiveTime,
+    /// Mean time of the run's training iterations.
+    IterationTime,
     /// Sawtooth probe column `i` of [`SAWTOOTH`].
     Sawtooth(usize),
     /// Mean attribution component `i` of [`ATTRIBUTION`] over the class's finished flows.
@@ -207,6 +213,9 @@ pub fn summary() -> Vec<Column<Summary>> {
         col(Timeouts, "timeouts", None),
         col(PfcPauses, "pfc_pauses", None),
         col(MeanUtilFabricLinks, "mean_util_fabric_links", None),
+        col(Busbw, "busbw_gbps", Some("bus bandwidth (Gbit/s)")),
+        col(CollectiveTime, "collective_us", Some("collective time (us)")),
+        col(IterationTime, "iteration_us", Some("iteration time (us)")),
     ];
     let sawtooth = SAWTOOTH
         .iter()

@@ -152,6 +152,13 @@ fn summary_cell(c: Summary, r: &RunResult, k: &ClassSummary) -> String {
         Summary::Timeouts => t.timeouts.to_string(),
         Summary::PfcPauses => t.pfc_pauses.to_string(),
         Summary::MeanUtilFabricLinks => num(t.mean_util_fabric_links),
+        Summary::Busbw => mean_of_all(r.collectives.iter().map(|c| c.busbw_gbps)),
+        Summary::CollectiveTime => {
+            mean_of_all(r.collectives.iter().map(|c| c.time_ps.map(|t| t as f64 / 1e6)))
+        }
+        Summary::IterationTime => {
+            mean_of_all(r.iterations.iter().map(|i| i.time_ps.map(|t| t as f64 / 1e6)))
+        }
         Summary::Sawtooth(i) => t
             .sawtooth
             .as_ref()
@@ -159,6 +166,25 @@ fn summary_cell(c: Summary, r: &RunResult, k: &ClassSummary) -> String {
             .unwrap_or_default(),
         Summary::Attr(i) => k.attribution_us.get(i).map(|x| num(*x)).unwrap_or_default(),
         Summary::EndReason => r.end_reason.name().to_string(),
+    }
+}
+
+/// The mean of `xs`, empty when there are none or one is missing (an unfinished collective
+/// or iteration: a mean over the others would flatter the run).
+fn mean_of_all(xs: impl Iterator<Item = Option<f64>>) -> String {
+    let (mut sum, mut n) = (0.0, 0usize);
+    for x in xs {
+        match x {
+            Some(v) => {
+                sum += v;
+                n += 1;
+            }
+            None => return String::new(),
+        }
+    }
+    match n {
+        0 => String::new(),
+        _ => num(sum / n as f64),
     }
 }
 

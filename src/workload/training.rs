@@ -304,6 +304,7 @@ impl TrainingConfig {
         let hosts = self.hosts(n_hosts)?;
         let mut g = Graph::new(self.start);
         let p = Params {
+            server: 0,
             channels: self.channels,
             chunk: self.chunk.0,
             slice: self.slice.0,

@@ -182,3 +182,48 @@ fn multi_homed_runs_refuse_partitions_and_stay_deterministic() {
         "{e}"
     );
 }
+
+#[test]
+fn rail_aligned_rings_use_a_nic_per_channel() {
+    // 2 servers of 4 GPUs with server switches fast enough never to limit: with rail-aligned
+    // rings, channel c leaves and enters servers on rails c − 1 and c, so every NIC carries
+    // one channel's data out and another channel's acknowledgements (of what it receives)
+    // out. Each channel runs at the NIC's rate less headers and acknowledgements; the bus
+    // bandwidth is channels times that.
+    for channels in [2, 4] {
+        let c = cfg(&rail(
+            "nvlink_rate = \"1600Gbps\"",
+            &format!(
+                "kind = \"collective\"\nop = \"allreduce\"\nsize = \"32MB\"\nchannels = {channels}\ngpus_per_server = 4\n"
+            ),
+        ));
+        let r = run(&c, "SP-RDMA");
+        let p = &r.plan.config.packet;
+        let ack = r.plan.config.rdma.ack_size.map_or(p.header.0, |b| b.0);
+        let rate = 100e9 * p.mss.0 as f64 / (p.mss.0 + p.header.0 + ack) as f64;
+        let want = channels as f64 * rate;
+        let busbw = r.collectives[0].busbw_gbps.expect("finished") * 1e9;
+        eprintln!(
+            "{channels} channels: busbw {:.2} Gbit/s, formula {:.2}",
+            busbw / 1e9,
+            want / 1e9
+        );
+        assert!(
+            (busbw / want - 1.0).abs() < 0.01,
+            "{channels}: {busbw} vs {want}"
+        );
+        // Channel c uses rails c − 1 and c: with a channel per rail, every NIC sends.
+        for h in (0..8).filter(|_| channels == 4) {
+            let nic = r
+                .ports
+                .iter()
+                .find(|x| x.node == format!("host{h}") && x.peer.contains("rail"))
+                .unwrap();
+            assert!(nic.tx_bytes > 0, "host {h}'s NIC idle");
+        }
+        // Nothing crosses a spine: every step between servers stays on its rail.
+        for x in r.ports.iter().filter(|x| x.node.starts_with("spine")) {
+            assert_eq!(x.tx_bytes, 0, "{channels}: {} carried traffic", x.node);
+        }
+    }
+}

@@ -50,6 +50,19 @@ pub(super) fn ring(
     entry: &[Vec<Pred>],
 ) -> Vec<Vec<Pred>> {
     let n = ranks.len();
+    if p.server > 0 {
+        // Rail-aligned: the ring over this channel's order, exits back in rank order.
+        let order = rail_ring(n, p.server as usize, ch as usize);
+        let r: Vec<u32> = order.iter().map(|&i| ranks[i]).collect();
+        let e: Vec<Vec<Pred>> = order.iter().map(|&i| entry[i].clone()).collect();
+        let q = Params { server: 0, ..p };
+        let ex = ring(g, conns, ch, part, &r, q, steps, &e);
+        let mut exit = vec![Vec::new(); n];
+        for (pos, &i) in order.iter().enumerate() {
+            exit[i] = ex[pos].clone();
+        }
+        return exit;
+    }
     // NCCL shrinks the chunk of a small buffer so that every rank has one.
     let chunk = p.chunk.min(part.div_ceil(n as u64)).max(1);
     let loops = part.div_ceil(chunk * n as u64).max(1);
@@ -84,6 +97,25 @@ pub(super) fn ring(
         }
     }
     exit
+}
+
+/// The ring order (rank indices) of channel `ch` over `n` ranks in servers of `g`: server k
+/// from local rank c (= ch mod g) up to c − 1 when k is even, from c − 1 down to c when k is
+/// odd, so that each step between servers stays on one rail (c − 1 from an even server to
+/// the next, c from an odd one), as NCCL keeps its rings' inter-server steps on one NIC's
+/// rail. With an odd number of servers the step that closes the ring changes rails.
+pub(super) fn rail_ring(n: usize, g: usize, ch: usize) -> Vec<usize> {
+    let c = ch % g;
+    let mut order = Vec::with_capacity(n);
+    for k in 0..n / g {
+        let local: Vec<usize> = (0..g).map(|i| (c + i) % g).collect();
+        let it: Box<dyn Iterator<Item = &usize>> = match k % 2 {
+            0 => Box::new(local.iter()),
+            _ => Box::new(local.iter().rev()),
+        };
+        order.extend(it.map(|&i| k * g + i));
+    }
+    order
 }
 
 /// Broadcast from `root` as a pipelined chain root, root + 1, ...: each piece forwarded once

@@ -178,6 +178,12 @@ pub struct CollectiveConfig {
     /// the previous collective finished there). Default 0s: none.
     #[serde(default, skip_serializing_if = "is_zero_time")]
     pub compute: SimTime,
+    /// Rail-aligned rings: the ranks come in servers of this many consecutive ranks (rank
+    /// `i` of a server on rail `i`), and channel c's ring snakes through each server so that
+    /// it leaves and enters servers on rails c and c − 1 (ring algorithms only). Default:
+    /// none, every channel's ring in rank order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_server: Option<u32>,
 }
 
 fn is_zero_time(t: &SimTime) -> bool {
@@ -308,6 +314,9 @@ pub struct Params {
     pub depth: u32,
     /// Broadcast: the root rank.
     pub root: u32,
+    /// Rail-aligned rings: ranks in servers of this many (0: every channel's ring in rank
+    /// order).
+    pub server: u32,
 }
 
 /// Adds collective `op` over `ranks` (hosts, in rank order) to `g`: rank r starts once
@@ -391,6 +400,7 @@ impl CollectiveConfig {
             slice: self.slice.0,
             depth: self.depth,
             root: self.root,
+            server: self.gpus_per_server.unwrap_or(0),
         };
         let mut entry: Vec<Vec<Pred>> = vec![Vec::new(); ranks.len()];
         for _ in 0..self.repeat {
@@ -463,6 +473,14 @@ impl CollectiveConfig {
         }
         if !(1..=64).contains(&self.depth) {
             return e("depth", format!("must be in 1..=64, got {}", self.depth));
+        }
+        if let Some(g) = self.gpus_per_server
+            && (g < 2 || !n.is_multiple_of(g as usize))
+        {
+            return e(
+                "gpus_per_server",
+                format!("must be at least 2 and divide the {n} ranks, got {g}"),
+            );
         }
         if self.chunk.0 == 0 {
             return e("chunk", "must be positive".into());

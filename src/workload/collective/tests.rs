@@ -93,3 +93,26 @@ fn a_ring_slice_waits_for_the_slice_it_forwards_and_a_free_slot() {
 }
 
 static EMPTY: Vec<Pred> = Vec::new();
+
+#[test]
+fn rail_rings_snake_through_servers_on_one_rail_per_step() {
+    // 3 servers of 4: channel 1 goes 1 2 3 0 | 0 3 2 1 | 1 2 3 0 (local ranks).
+    assert_eq!(
+        algo::rail_ring(12, 4, 1),
+        [1, 2, 3, 0, 4, 7, 6, 5, 9, 10, 11, 8]
+    );
+    for ch in 0..8 {
+        let o = algo::rail_ring(32, 8, ch);
+        let mut sorted = o.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..32).collect::<Vec<_>>(), "a permutation");
+        // Each step between servers stays on one rail (local rank), the closing one too
+        // (an even number of servers).
+        for i in 0..32 {
+            let (a, b) = (o[i], o[(i + 1) % 32]);
+            if a / 8 != b / 8 {
+                assert_eq!(a % 8, b % 8, "channel {ch}: {a} -> {b}");
+            }
+        }
+    }
+}
