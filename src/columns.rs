@@ -214,7 +214,11 @@ pub fn summary() -> Vec<Column<Summary>> {
         col(PfcPauses, "pfc_pauses", None),
         col(MeanUtilFabricLinks, "mean_util_fabric_links", None),
         col(Busbw, "busbw_gbps", Some("bus bandwidth (Gbit/s)")),
-        col(CollectiveTime, "collective_us", Some("collective time (us)")),
+        col(
+            CollectiveTime,
+            "collective_us",
+            Some("collective time (us)"),
+        ),
         col(IterationTime, "iteration_us", Some("iteration time (us)")),
     ];
     let sawtooth = SAWTOOTH

@@ -153,12 +153,16 @@ fn summary_cell(c: Summary, r: &RunResult, k: &ClassSummary) -> String {
         Summary::PfcPauses => t.pfc_pauses.to_string(),
         Summary::MeanUtilFabricLinks => num(t.mean_util_fabric_links),
         Summary::Busbw => mean_of_all(r.collectives.iter().map(|c| c.busbw_gbps)),
-        Summary::CollectiveTime => {
-            mean_of_all(r.collectives.iter().map(|c| c.time_ps.map(|t| t as f64 / 1e6)))
-        }
-        Summary::IterationTime => {
-            mean_of_all(r.iterations.iter().map(|i| i.time_ps.map(|t| t as f64 / 1e6)))
-        }
+        Summary::CollectiveTime => mean_of_all(
+            r.collectives
+                .iter()
+                .map(|c| c.time_ps.map(|t| t as f64 / 1e6)),
+        ),
+        Summary::IterationTime => mean_of_all(
+            r.iterations
+                .iter()
+                .map(|i| i.time_ps.map(|t| t as f64 / 1e6)),
+        ),
         Summary::Sawtooth(i) => t
             .sawtooth
             .as_ref()

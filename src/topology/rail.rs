@@ -16,6 +16,10 @@
 //! Every rail switch of a plane links to every spine of that plane; planes share nothing but
 //! the hosts.
 //!
+//! With `wiring = "tor"` the same servers hang off ToRs instead of rails: every NIC of a
+//! group's servers on the group's ToR (or two, dual-ToR), the classic two-tier leaf-spine
+//! (a "2-tier fat-tree" of servers) to compare a rail design with.
+//!
 //! Not modelled: NVLink's own protocol (the server switch is a switch like the others, with
 //! `[switch]`'s buffer, ECN and PFC, and transfers through it run the scheme's transport),
 //! PCIe between GPU and NIC, NCCL's PXN (a transfer to another rail crosses the spines here;
@@ -45,6 +49,17 @@ fn d_delay() -> SimTime {
 }
 fn d_nvlink_delay() -> SimTime {
     SimTime::from_ns(100)
+}
+
+/// How NICs are wired to the first tier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Wiring {
+    /// NIC `i` of every server of a group on the group's rail switch `i`.
+    #[default]
+    Rail,
+    /// Every NIC of a group's servers on the group's ToR.
+    Tor,
 }
 
 /// `[topology] kind = "rail"`.
@@ -88,6 +103,9 @@ pub struct RailConfig {
     /// Propagation delay of NIC and fabric links. Default 1us.
     #[serde(default = "d_delay")]
     pub link_delay: SimTime,
+    /// "rail" (default) or "tor": every NIC of a group's servers on one ToR.
+    #[serde(default)]
+    pub wiring: Wiring,
 }
 
 impl Default for RailConfig {
@@ -104,6 +122,7 @@ impl Default for RailConfig {
             planes: 1,
             dual_tor: false,
             link_delay: d_delay(),
+            wiring: Wiring::Rail,
         }
     }
 }
@@ -121,9 +140,17 @@ impl RailConfig {
     fn fabric(&self) -> BitRate {
         self.fabric_rate.unwrap_or(self.nic_rate)
     }
+    /// First-tier switches of a group: a rail switch per GPU, or one ToR (times two with
+    /// dual ToRs).
+    fn leaves(&self) -> u32 {
+        match self.wiring {
+            Wiring::Rail => self.gpus * self.tors(),
+            Wiring::Tor => self.tors(),
+        }
+    }
     /// Switches of one plane.
     fn per_plane(&self) -> u32 {
-        self.groups() * self.gpus * self.tors() + self.spines
+        self.groups() * self.leaves() + self.spines
     }
 
     /// Checks ranges; `(key, message)` on error.
@@ -184,8 +211,11 @@ impl RailConfig {
 
     /// The most ports a switch has, the fastest link and the longest delay.
     pub fn extremes(&self) -> (usize, BitRate, SimTime) {
-        let rail = self.group() + self.spines;
-        let spine = self.groups() * self.gpus * self.tors();
+        let rail = match self.wiring {
+            Wiring::Rail => self.group(),
+            Wiring::Tor => self.group() * self.gpus,
+        } + self.spines;
+        let spine = self.groups() * self.leaves();
         let nv = if self.nvlink_rate.is_some() {
             self.gpus
         } else {
@@ -218,12 +248,16 @@ impl RailConfig {
         let (g, gpus, tors) = (self.group(), self.gpus, self.tors());
         let n_hosts = self.n_hosts();
         let per_plane = self.per_plane() as usize;
-        let rails_per_group = (gpus * tors) as usize;
+        let rails_per_group = self.leaves() as usize;
+        let wired = |gpu: u32| match self.wiring {
+            Wiring::Rail => gpu,
+            Wiring::Tor => 0,
+        };
         let rail = |plane: u32, group: u32, gpu: u32, tor: u32| {
             n_hosts
                 + plane as usize * per_plane
                 + group as usize * rails_per_group
-                + (gpu * tors + tor) as usize
+                + (wired(gpu) * tors + tor) as usize
         };
         let spine = |plane: u32, s: u32| {
             n_hosts
@@ -246,9 +280,13 @@ impl RailConfig {
                 links.push(link(h as usize, nv(server), rate, self.nvlink_delay));
             }
         }
+        let first_tier = match self.wiring {
+            Wiring::Rail => gpus,
+            Wiring::Tor => 1,
+        };
         for plane in 0..self.planes {
             for group in 0..self.groups() {
-                for gpu in 0..gpus {
+                for gpu in 0..first_tier {
                     for tor in 0..tors {
                         for s in 0..self.spines {
                             links.push(link(
@@ -277,14 +315,18 @@ impl RailConfig {
         };
         for plane in 0..self.planes {
             for group in 0..self.groups() {
-                for gpu in 0..gpus {
+                for gpu in 0..first_tier {
                     for tor in 0..tors {
                         let side = match (self.dual_tor, tor) {
                             (false, _) => "",
                             (true, 0) => "a",
                             (true, _) => "b",
                         };
-                        switches.push(sw(format!("{}g{group}.rail{gpu}{side}", prefix(plane)), 1));
+                        let name = match self.wiring {
+                            Wiring::Rail => format!("rail{gpu}"),
+                            Wiring::Tor => "tor".to_string(),
+                        };
+                        switches.push(sw(format!("{}g{group}.{name}{side}", prefix(plane)), 1));
                     }
                 }
             }
@@ -354,6 +396,18 @@ mod tests {
         let t = c.build();
         assert_eq!((t.n_hosts, t.switches.len()), (32, 8 + 8));
         assert!((0..32).all(|h| degree(&t, h) == 1));
+        // ToR wiring: 4 servers in groups of 2, each group's 16 NICs on its ToR.
+        let c = RailConfig {
+            servers_per_group: Some(2),
+            wiring: Wiring::Tor,
+            spines: 4,
+            ..Default::default()
+        };
+        let t = c.build();
+        assert_eq!(t.switches.len(), 2 + 4);
+        assert_eq!(t.switches[1].name, "g1.tor");
+        assert_eq!(degree(&t, 32 + 1), 16 + 4);
+        assert_eq!(c.extremes().0, 20);
     }
 
     #[test]
