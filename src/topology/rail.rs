@@ -16,9 +16,10 @@
 //! Every rail switch of a plane links to every spine of that plane; planes share nothing but
 //! the hosts.
 //!
-//! With `wiring = "tor"` the same servers hang off ToRs instead of rails: every NIC of a
-//! group's servers on the group's ToR (or two, dual-ToR), the classic two-tier leaf-spine
-//! (a "2-tier fat-tree" of servers) to compare a rail design with.
+//! With `wiring = "tor"` the same switches and links are wired by server instead of by rail:
+//! a group's first-tier switch `i` takes every NIC of `servers_per_group / gpus` whole
+//! servers (the classic two-tier leaf-spine of servers, a "2-tier fat-tree"), to compare a
+//! rail design with on the same hardware.
 //!
 //! Not modelled: NVLink's own protocol (the server switch is a switch like the others, with
 //! `[switch]`'s buffer, ECN and PFC, and transfers through it run the scheme's transport),
@@ -58,7 +59,8 @@ pub enum Wiring {
     /// NIC `i` of every server of a group on the group's rail switch `i`.
     #[default]
     Rail,
-    /// Every NIC of a group's servers on the group's ToR.
+    /// Every NIC of a server on one of the group's first-tier switches, which take
+    /// `servers_per_group / gpus` servers each.
     Tor,
 }
 
@@ -103,7 +105,8 @@ pub struct RailConfig {
     /// Propagation delay of NIC and fabric links. Default 1us.
     #[serde(default = "d_delay")]
     pub link_delay: SimTime,
-    /// "rail" (default) or "tor": every NIC of a group's servers on one ToR.
+    /// "rail" (default) or "tor": every NIC of a server on one first-tier switch (ToR), each
+    /// taking `servers_per_group / gpus` whole servers.
     #[serde(default)]
     pub wiring: Wiring,
 }
@@ -140,13 +143,10 @@ impl RailConfig {
     fn fabric(&self) -> BitRate {
         self.fabric_rate.unwrap_or(self.nic_rate)
     }
-    /// First-tier switches of a group: a rail switch per GPU, or one ToR (times two with
-    /// dual ToRs).
+    /// First-tier switches of a group: a rail switch (or ToR) per GPU of a server, times two
+    /// with dual ToRs.
     fn leaves(&self) -> u32 {
-        match self.wiring {
-            Wiring::Rail => self.gpus * self.tors(),
-            Wiring::Tor => self.tors(),
-        }
+        self.gpus * self.tors()
     }
     /// Switches of one plane.
     fn per_plane(&self) -> u32 {
@@ -174,6 +174,17 @@ impl RailConfig {
                     format!("must divide servers ({}), got {g}", self.servers),
                 ));
             }
+        }
+        if self.wiring == Wiring::Tor && !self.group().is_multiple_of(self.gpus) {
+            return Err((
+                "servers_per_group".into(),
+                format!(
+                    "with wiring = \"tor\" a group's {} ToRs take its servers whole: needs a multiple of gpus ({}), got {}",
+                    self.gpus,
+                    self.gpus,
+                    self.group()
+                ),
+            ));
         }
         if self.servers * self.gpus < 2 {
             return Err(("servers".into(), "need at least 2 GPUs in all".into()));
@@ -211,10 +222,9 @@ impl RailConfig {
 
     /// The most ports a switch has, the fastest link and the longest delay.
     pub fn extremes(&self) -> (usize, BitRate, SimTime) {
-        let rail = match self.wiring {
-            Wiring::Rail => self.group(),
-            Wiring::Tor => self.group() * self.gpus,
-        } + self.spines;
+        // A rail switch takes a NIC of each of the group's servers; a ToR every NIC of
+        // group / gpus servers: as many.
+        let rail = self.group() + self.spines;
         let spine = self.groups() * self.leaves();
         let nv = if self.nvlink_rate.is_some() {
             self.gpus
@@ -249,15 +259,16 @@ impl RailConfig {
         let n_hosts = self.n_hosts();
         let per_plane = self.per_plane() as usize;
         let rails_per_group = self.leaves() as usize;
-        let wired = |gpu: u32| match self.wiring {
+        // The first-tier switch of a group a NIC hangs off: its rail, or its server's ToR.
+        let wired = |server: u32, gpu: u32| match self.wiring {
             Wiring::Rail => gpu,
-            Wiring::Tor => 0,
+            Wiring::Tor => (server % g) * gpus / g,
         };
-        let rail = |plane: u32, group: u32, gpu: u32, tor: u32| {
+        let rail = |plane: u32, group: u32, slot: u32, tor: u32| {
             n_hosts
                 + plane as usize * per_plane
                 + group as usize * rails_per_group
-                + (wired(gpu) * tors + tor) as usize
+                + (slot * tors + tor) as usize
         };
         let spine = |plane: u32, s: u32| {
             n_hosts
@@ -272,7 +283,7 @@ impl RailConfig {
             let (server, gpu) = (h / gpus, h % gpus);
             for plane in 0..self.planes {
                 for tor in 0..tors {
-                    let r = rail(plane, server / g, gpu, tor);
+                    let r = rail(plane, server / g, wired(server, gpu), tor);
                     links.push(link(h as usize, r, self.nic_rate, self.link_delay));
                 }
             }
@@ -280,13 +291,9 @@ impl RailConfig {
                 links.push(link(h as usize, nv(server), rate, self.nvlink_delay));
             }
         }
-        let first_tier = match self.wiring {
-            Wiring::Rail => gpus,
-            Wiring::Tor => 1,
-        };
         for plane in 0..self.planes {
             for group in 0..self.groups() {
-                for gpu in 0..first_tier {
+                for gpu in 0..gpus {
                     for tor in 0..tors {
                         for s in 0..self.spines {
                             links.push(link(
@@ -315,7 +322,7 @@ impl RailConfig {
         };
         for plane in 0..self.planes {
             for group in 0..self.groups() {
-                for gpu in 0..first_tier {
+                for gpu in 0..gpus {
                     for tor in 0..tors {
                         let side = match (self.dual_tor, tor) {
                             (false, _) => "",
@@ -324,7 +331,7 @@ impl RailConfig {
                         };
                         let name = match self.wiring {
                             Wiring::Rail => format!("rail{gpu}"),
-                            Wiring::Tor => "tor".to_string(),
+                            Wiring::Tor => format!("tor{gpu}"),
                         };
                         switches.push(sw(format!("{}g{group}.{name}{side}", prefix(plane)), 1));
                     }
@@ -396,18 +403,37 @@ mod tests {
         let t = c.build();
         assert_eq!((t.n_hosts, t.switches.len()), (32, 8 + 8));
         assert!((0..32).all(|h| degree(&t, h) == 1));
-        // ToR wiring: 4 servers in groups of 2, each group's 16 NICs on its ToR.
-        let c = RailConfig {
-            servers_per_group: Some(2),
+        // ToR wiring: 16 servers of 8 GPUs, each of the 8 ToRs taking 2 whole servers; the
+        // same switches and port counts as the rail wiring.
+        let (rail, tor) = (
+            RailConfig {
+                servers: 16,
+                ..Default::default()
+            },
+            RailConfig {
+                servers: 16,
+                wiring: Wiring::Tor,
+                ..Default::default()
+            },
+        );
+        tor.validate().unwrap();
+        let (tr, tt) = (rail.build(), tor.build());
+        assert_eq!(tr.switches.len(), tt.switches.len());
+        assert_eq!(tt.switches[3].name, "g0.tor3");
+        for s in 0..tt.switches.len() {
+            assert_eq!(degree(&tr, 128 + s), degree(&tt, 128 + s));
+        }
+        // Servers 6 and 7 (hosts 48..64) on ToR 3.
+        for h in 48..64 {
+            let l = tt.links.iter().find(|l| l.a.idx() == h).unwrap();
+            assert_eq!(l.b.idx(), 128 + 3, "host {h}");
+        }
+        let bad = RailConfig {
+            servers: 12,
             wiring: Wiring::Tor,
-            spines: 4,
             ..Default::default()
         };
-        let t = c.build();
-        assert_eq!(t.switches.len(), 2 + 4);
-        assert_eq!(t.switches[1].name, "g1.tor");
-        assert_eq!(degree(&t, 32 + 1), 16 + 4);
-        assert_eq!(c.extremes().0, 20);
+        assert_eq!(bad.validate().unwrap_err().0, "servers_per_group");
     }
 
     #[test]
