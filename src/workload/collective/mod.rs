@@ -529,10 +529,16 @@ impl CollectiveConfig {
         let n = self.ranks.as_ref().map_or(n_hosts, |r| r.len()) as u64;
         let chunks = self.size.0.div_ceil(self.slice.0.max(1)) + self.channels as u64;
         let per = match (self.op, self.algorithm()) {
-            (CollectiveOp::AllToAll, _) => n.saturating_mul(chunks + n),
+            // Per peer and channel its share's slices, plus a partial one.
+            (CollectiveOp::AllToAll, _) => chunks + n * self.channels as u64,
             (_, Algorithm::Tree) => 4 * chunks.saturating_mul(2),
-            (_, Algorithm::HalvingDoubling) => 2 * n * (chunks + 64),
-            _ => 2 * (chunks + n),
+            // A rank sends part/2 + part/4 + ... per channel halving, as much doubling: at
+            // most the buffer's slices plus a partial one per step and channel, twice.
+            (_, Algorithm::HalvingDoubling) => 2 * (chunks + 64 * self.channels as u64),
+            // A chain forwards the buffer once per rank.
+            (CollectiveOp::Broadcast, _) => chunks,
+            // A ring step per rank and channel at least, each step's chunk in slices.
+            _ => 2 * (chunks + n * self.channels as u64),
         };
         per.saturating_mul(n).saturating_mul(self.repeat as u64)
     }

@@ -116,3 +116,38 @@ fn rail_rings_snake_through_servers_on_one_rail_per_step() {
         }
     }
 }
+
+#[test]
+fn the_flow_bound_holds_and_is_not_loose() {
+    // The validation bound on a collective's flows (`max_flows`): never below the graph's,
+    // and within 16x of it, for every algorithm, at sizes from a slice per rank to many.
+    for (op, alg) in [
+        (CollectiveOp::AllReduce, Algorithm::Ring),
+        (CollectiveOp::AllReduce, Algorithm::Tree),
+        (CollectiveOp::AllReduce, Algorithm::HalvingDoubling),
+        (CollectiveOp::AllGather, Algorithm::Ring),
+        (CollectiveOp::AllToAll, Algorithm::Pairwise),
+        (CollectiveOp::Broadcast, Algorithm::Ring),
+    ] {
+        for (size, channels) in [
+            (1u64 << 20, 1u32),
+            (1 << 20, 8),
+            (64 << 20, 4),
+            (256 << 20, 8),
+        ] {
+            let c: CollectiveConfig = toml::from_str(&format!(
+                "op = \"{}\"\nalgorithm = \"{}\"\nsize = \"{size}B\"\nchannels = {channels}\n",
+                op.name(),
+                alg.name()
+            ))
+            .unwrap();
+            let flows = c.graph(32).unwrap().flows.len() as u64;
+            let bound = c.max_flows(32);
+            assert!(bound >= flows, "{op:?} {alg:?} {size}: {bound} < {flows}");
+            assert!(
+                bound <= 16 * flows,
+                "{op:?} {alg:?} {size}: {bound} vs {flows}"
+            );
+        }
+    }
+}
