@@ -49,7 +49,8 @@ impl RunPlan {
 
 /// The smoke version of an experiment (`dcsim run --smoke`, and the reduced paper experiments
 /// of the test suite): one seed, the first and last value of each sweep axis, and a small
-/// workload (at most 120 Poisson flows, 6 incast bursts, 25 queries or workflows). It runs
+/// workload (at most 120 Poisson flows, 6 incast bursts, 25 queries or workflows, collectives
+/// and training sizes of 4 MiB, one micro-batch and iteration of at most two layers). It runs
 /// the same code paths in seconds; its numbers mean nothing. Its name gains `-smoke` (so its
 /// results land beside the experiment's, not over them) and its figures say so in their titles.
 pub fn smoke(cfg: &Config) -> Config {
@@ -66,6 +67,15 @@ pub fn smoke(cfg: &Config) -> Config {
             W::PartitionAggregate { queries, .. } => *queries = (*queries).min(25),
             W::Sequential { workflows, .. } => *workflows = (*workflows).min(25),
             W::Mix { parts } => parts.iter_mut().for_each(shrink),
+            W::Collective(c) => c.size = c.size.min(SMOKE_BYTES),
+            W::Training(t) => {
+                t.microbatches = 1;
+                t.iterations = 1;
+                t.layers = t.layers.min(t.pp.max(2));
+                for b in [&mut t.params, &mut t.activation, &mut t.tokens] {
+                    *b = (*b).min(SMOKE_BYTES);
+                }
+            }
             _ => {}
         }
     }
@@ -77,9 +87,27 @@ pub fn smoke(cfg: &Config) -> Config {
         if a.values.len() > 2 {
             a.values = vec![a.values[0].clone(), a.values.last().unwrap().clone()];
         }
+        // A collective's size swept: at most the smoke size too.
+        if a.key == "workload.size"
+            && matches!(c.workload, crate::workload::WorkloadConfig::Collective(_))
+        {
+            for v in a.values.iter_mut() {
+                if let Some(b) = v
+                    .as_str()
+                    .and_then(|t| t.parse::<crate::units::Bytes>().ok())
+                    && b > SMOKE_BYTES
+                {
+                    *v = toml::Value::String(SMOKE_BYTES.to_string());
+                }
+            }
+            a.values.dedup();
+        }
     }
     c
 }
+
+/// The largest collective or training size of a smoke run.
+const SMOKE_BYTES: crate::units::Bytes = crate::units::Bytes(4 << 20);
 
 /// File-name-safe text of an axis value.
 fn id_text(v: &toml::Value) -> String {

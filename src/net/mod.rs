@@ -404,7 +404,8 @@ impl Network {
 
     /// The port host `src` sends a packet of the connection (`src`, `dst`, `sport`, `dport`)
     /// from: its only port; or, for a multi-homed host, among its ports whose switch is
-    /// closest to `dst` over links that are up, the one a hash of the connection picks (so a
+    /// closest to `dst` over links that are up, the fastest (a GPU's port on its server's
+    /// switch before its NIC), and among those the one a hash of the connection picks (so a
     /// connection keeps its port while the network does not change); its first port that is
     /// up if none reaches `dst`.
     #[inline]
@@ -429,11 +430,31 @@ impl Network {
                 .find(|p| !self.ports[p.idx()].down)
                 .unwrap_or(mine[0]),
             1 => c[0],
-            n => {
+            _ => {
+                // The fastest of the closest (a server switch before a NIC the same number
+                // of hops away), then a hash of the connection.
+                let best = self.fastest(c);
+                let n = c
+                    .iter()
+                    .filter(|p| self.ports[p.idx()].rate == best)
+                    .count();
                 let salt = self.host_salt[src as usize];
-                c[lb::ecmp_index(src, dst, 0, sport, dport, salt, n)]
+                let k = lb::ecmp_index(src, dst, 0, sport, dport, salt, n);
+                c.iter()
+                    .copied()
+                    .filter(|p| self.ports[p.idx()].rate == best)
+                    .nth(k)
+                    .expect("k < n")
             }
         }
+    }
+
+    /// The highest link rate among ports `c`.
+    fn fastest(&self, c: &[PortId]) -> crate::units::BitRate {
+        c.iter()
+            .map(|p| self.ports[p.idx()].rate)
+            .max()
+            .unwrap_or_default()
     }
 
     /// The transmit slot (NIC queues) of host `h`'s port `p`: `h` for its first port.
@@ -468,7 +489,9 @@ impl Network {
 
     /// The first of the ports host `src` may send to `dst` from.
     pub fn first_egress(&self, src: u32, dst: u32) -> PortId {
-        match self.routes.host_hops(src, dst).first() {
+        let c = self.routes.host_hops(src, dst);
+        let best = self.fastest(c);
+        match c.iter().find(|p| self.ports[p.idx()].rate == best) {
             Some(&p) if self.multi => p,
             _ => self.egress(src, dst, 0, 0),
         }

@@ -391,3 +391,32 @@ fn interop_examples_reduced() {
         "the spine failure loses packets"
     );
 }
+
+#[test]
+fn ai_experiments_reduced() {
+    // experiments/ai/: every collective and iteration finishes, every figure is drawn
+    // (run_reduced checks the figures), and the smoke version stays small (4 MiB at most).
+    let (_t, rs, c) = run_reduced("experiments/ai/allreduce.toml");
+    assert_eq!(rs.len(), 4, "2 sizes x 2 algorithms");
+    assert!(
+        c.sweep.axes[0]
+            .values
+            .iter()
+            .all(|v| v.as_str() != Some("1GB"))
+    );
+    for r in &rs {
+        assert_eq!(r.collectives.len(), 1);
+        assert!(r.collectives[0].busbw_gbps.is_some(), "{}", r.plan.id);
+    }
+    let (_t, rs, _) = run_reduced("experiments/ai/transport.toml");
+    assert_eq!(rs.len(), 6 * 2);
+    for r in &rs {
+        assert!(r.collectives[0].busbw_gbps.is_some(), "{}", r.plan.id);
+    }
+    let (_t, rs, _) = run_reduced("experiments/ai/moe.toml");
+    assert_eq!(rs.len(), 2 * 2);
+    for r in &rs {
+        assert_eq!(r.iterations.len(), 1);
+        assert!(r.iterations[0].time_ps.is_some(), "{}", r.plan.id);
+    }
+}

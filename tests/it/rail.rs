@@ -227,3 +227,19 @@ fn rail_aligned_rings_use_a_nic_per_channel() {
         }
     }
 }
+
+#[test]
+fn on_tor_wiring_gpus_of_a_server_still_use_its_switch() {
+    // Wired by server, two GPUs of a server share their ToR: the ToR and the server switch
+    // are both one hop away, and the faster link wins (the ideal FCT counts the same path).
+    let c = cfg(&rail(
+        "nvlink_rate = \"800Gbps\"\nwiring = \"tor\"\nservers_per_group = 2",
+        &flows(&[(0, 1, 102_400), (4, 5, 102_400)]),
+    ));
+    let r = run(&c, "SP-RDMA");
+    for f in &r.records {
+        assert_eq!(f.fct_ps, Some(f.ideal_fct_ps), "{f:?}");
+    }
+    assert_eq!(sent(&r, "host0", "g0.tor0"), 0);
+    assert!(sent(&r, "host0", "server0") > 102_400);
+}
