@@ -591,6 +591,14 @@ impl TrainingConfig {
             {
                 return e(k, format!("{} does not implement {}", a.name(), op.name()));
             }
+            if a == Some(Algorithm::Hierarchical) {
+                // A training group spans at most one GPU per server (dp, ep) or one server
+                // (tp), so the phases inside and between servers do not apply.
+                return e(
+                    k,
+                    "hierarchical all-reduce is for a collective workload with gpus_per_server; a training group's ranks are one per server or in one server: use ring, tree or halving_doubling".into(),
+                );
+            }
         }
         let pow2 = |n: u32| n.is_power_of_two();
         if self.dp_algorithm == Some(Algorithm::HalvingDoubling) && !pow2(self.dp) {

@@ -196,6 +196,10 @@ fn bad_collectives_are_refused_with_the_key() {
         ),
         ("op = \"broadcast\"\nsize = \"1MB\"\nroot = 16", "root"),
         ("op = \"allreduce\"\nsize = \"1MB\"\ndepth = 0", "depth"),
+        (
+            "op = \"allreduce\"\nalgorithm = \"hierarchical\"\nsize = \"1MB\"",
+            "gpus_per_server",
+        ),
     ];
     for (w, want) in cases {
         let e = dcsim::config::Config::parse(

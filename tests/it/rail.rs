@@ -229,6 +229,42 @@ fn rail_aligned_rings_use_a_nic_per_channel() {
 }
 
 #[test]
+fn hierarchical_allreduce_runs_at_its_phases_formula() {
+    // 2 servers of 4 GPUs: a reduce-scatter inside each server (3 steps of S/4 per GPU over
+    // its switch), an all-reduce of each GPU's S/4 share between the servers on its rail
+    // (2 steps of S/8 over its NIC), an all-gather inside each server. Every link carries
+    // data one way and the acknowledgements of what comes the other way, so each phase runs
+    // at the link's rate less headers and acknowledgements:
+    //   T = 2(g−1)/g · S/B_server + 2(m−1)/m · (S/g)/B_nic,
+    // with small slices, so that the pipeline's fill is below the tolerance.
+    let c = cfg(&rail(
+        "nvlink_rate = \"400Gbps\"",
+        "kind = \"collective\"\nop = \"allreduce\"\nalgorithm = \"hierarchical\"\n\
+         size = \"32MB\"\ngpus_per_server = 4\nslice = \"16KiB\"\n",
+    ));
+    let r = run(&c, "SP-RDMA");
+    let p = &r.plan.config.packet;
+    let ack = r.plan.config.rdma.ack_size.map_or(p.header.0, |b| b.0);
+    let eff = p.mss.0 as f64 / (p.mss.0 + p.header.0 + ack) as f64;
+    let col = &r.collectives[0];
+    let s = col.size_bytes as f64 * 8.0;
+    let (g, m) = (4.0, 2.0);
+    let want =
+        2.0 * (g - 1.0) / g * s / (400e9 * eff) + 2.0 * (m - 1.0) / m * (s / g) / (100e9 * eff);
+    let t = col.time_ps.expect("finished") as f64 * 1e-12;
+    eprintln!("hierarchical: {t} s, formula {want} s");
+    assert!(
+        (t / want - 1.0).abs() < 0.01,
+        "{t} s against {want} s ({:+.3} %)",
+        100.0 * (t / want - 1.0)
+    );
+    // Between servers each GPU's share stays on its rail: no spine carries anything.
+    for x in r.ports.iter().filter(|x| x.node.starts_with("spine")) {
+        assert_eq!(x.tx_bytes, 0, "{} carried traffic", x.node);
+    }
+}
+
+#[test]
 fn on_tor_wiring_gpus_of_a_server_still_use_its_switch() {
     // Wired by server, two GPUs of a server share their ToR: the ToR and the server switch
     // are both one hop away, and the faster link wins (the ideal FCT counts the same path).

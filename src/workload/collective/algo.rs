@@ -99,6 +99,68 @@ pub(super) fn ring(
     exit
 }
 
+/// Hierarchical all-reduce over servers of `p.server` consecutive ranks (see the module):
+/// reduce-scatter inside each server, all-reduce of each local rank's share between servers
+/// (a ring among the ranks of one local index), all-gather inside each server; every phase a
+/// ring in rank order.
+pub(super) fn hierarchical(
+    g: &mut Graph,
+    conns: &mut Conns,
+    ch: u32,
+    part: u64,
+    ranks: &[u32],
+    p: Params,
+    entry: &[Vec<Pred>],
+) -> Vec<Vec<Pred>> {
+    let n = ranks.len();
+    let gs = p.server as usize;
+    let m = n / gs;
+    let q = Params { server: 0, ..p };
+    let mut held: Vec<Vec<Pred>> = vec![Vec::new(); n];
+    // Phase 1: reduce-scatter of the part inside each server.
+    for k in 0..m {
+        let ex = ring(
+            g,
+            conns,
+            ch,
+            part,
+            &ranks[k * gs..(k + 1) * gs],
+            q,
+            gs - 1,
+            &entry[k * gs..(k + 1) * gs],
+        );
+        held[k * gs..(k + 1) * gs].clone_from_slice(&ex);
+    }
+    // Phase 2: each local rank's share all-reduced among the servers (its rail).
+    if m > 1 {
+        for (i, share) in split(part, gs as u64).enumerate() {
+            let idx: Vec<usize> = (0..m).map(|k| k * gs + i).collect();
+            let rail: Vec<u32> = idx.iter().map(|&r| ranks[r]).collect();
+            let e: Vec<Vec<Pred>> = idx.iter().map(|&r| held[r].clone()).collect();
+            let ex = ring(g, conns, ch, share, &rail, q, 2 * (m - 1), &e);
+            for (&r, x) in idx.iter().zip(ex) {
+                held[r] = x;
+            }
+        }
+    }
+    // Phase 3: all-gather of the part inside each server.
+    let mut exit = vec![Vec::new(); n];
+    for k in 0..m {
+        let ex = ring(
+            g,
+            conns,
+            ch,
+            part,
+            &ranks[k * gs..(k + 1) * gs],
+            q,
+            gs - 1,
+            &held[k * gs..(k + 1) * gs],
+        );
+        exit[k * gs..(k + 1) * gs].clone_from_slice(&ex);
+    }
+    exit
+}
+
 /// The ring order (rank indices) of channel `ch` over `n` ranks in servers of `g`: server k
 /// from local rank c (= ch mod g) up to c − 1 when k is even, from c − 1 down to c when k is
 /// odd, so that each step between servers stays on one rail (c − 1 from an even server to

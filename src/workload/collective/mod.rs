@@ -21,7 +21,12 @@
 //! and reduce-scatter n−1 steps; broadcast as a pipelined chain from the root);
 //! `halving_doubling` (all-reduce as recursive halving then doubling, log2 n steps each, n a
 //! power of two); `tree` (all-reduce over NCCL's double binary tree: half the buffer per
-//! tree, reduced up and broadcast down, pipelined by chunks); `pairwise` and `direct`
+//! tree, reduced up and broadcast down, pipelined by chunks); `hierarchical` (all-reduce in
+//! three phases over servers of `gpus_per_server` ranks: a ring reduce-scatter inside each
+//! server, a ring all-reduce of each local rank's share between servers, among the ranks of
+//! one local index, and a ring all-gather inside each server; a rank starts a phase once
+//! its part of the previous one has completed, as Horovod's and BlueConnect's run them, not
+//! pipelined across phases); `pairwise` and `direct`
 //! all-to-all (n−1 steps, one peer per step; every peer at once).
 //!
 //! Sizes follow nccl-tests: `size` is the all-reduce buffer, the all-gather output, the
@@ -93,6 +98,7 @@ pub enum Algorithm {
     Ring,
     Tree,
     HalvingDoubling,
+    Hierarchical,
     Pairwise,
     Direct,
 }
@@ -103,6 +109,7 @@ impl Algorithm {
             Algorithm::Ring => "ring",
             Algorithm::Tree => "tree",
             Algorithm::HalvingDoubling => "halving_doubling",
+            Algorithm::Hierarchical => "hierarchical",
             Algorithm::Pairwise => "pairwise",
             Algorithm::Direct => "direct",
         }
@@ -113,7 +120,9 @@ impl Algorithm {
         use CollectiveOp::*;
         match self {
             Algorithm::Ring => op != AllToAll,
-            Algorithm::Tree | Algorithm::HalvingDoubling => op == AllReduce,
+            Algorithm::Tree | Algorithm::HalvingDoubling | Algorithm::Hierarchical => {
+                op == AllReduce
+            }
             Algorithm::Pairwise | Algorithm::Direct => op == AllToAll,
         }
     }
@@ -178,10 +187,11 @@ pub struct CollectiveConfig {
     /// the previous collective finished there). Default 0s: none.
     #[serde(default, skip_serializing_if = "is_zero_time")]
     pub compute: SimTime,
-    /// Rail-aligned rings: the ranks come in servers of this many consecutive ranks (rank
-    /// `i` of a server on rail `i`), and channel c's ring snakes through each server so that
-    /// it leaves and enters servers on rails c and c − 1 (ring algorithms only). Default:
-    /// none, every channel's ring in rank order.
+    /// The ranks come in servers of this many consecutive ranks (rank `i` of a server on
+    /// rail `i`). Rings are then rail-aligned: channel c's ring snakes through each server
+    /// so that it leaves and enters servers on rails c and c − 1. Hierarchical all-reduce
+    /// needs it (its phases inside and between servers). Default: none, every channel's
+    /// ring in rank order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus_per_server: Option<u32>,
 }
@@ -314,8 +324,8 @@ pub struct Params {
     pub depth: u32,
     /// Broadcast: the root rank.
     pub root: u32,
-    /// Rail-aligned rings: ranks in servers of this many (0: every channel's ring in rank
-    /// order).
+    /// Ranks in servers of this many: rail-aligned rings, hierarchical all-reduce (0: every
+    /// channel's ring in rank order).
     pub server: u32,
 }
 
@@ -352,6 +362,9 @@ pub fn add_collective(
             }
             (CollectiveOp::AllReduce, Algorithm::Tree) => {
                 double_tree(g, &mut conns, ch, part, ranks, p, entry)
+            }
+            (CollectiveOp::AllReduce, Algorithm::Hierarchical) => {
+                hierarchical(g, &mut conns, ch, part, ranks, p, entry)
             }
             (CollectiveOp::AllToAll, Algorithm::Pairwise | Algorithm::Direct) => all_to_all(
                 g,
@@ -448,6 +461,7 @@ impl CollectiveConfig {
                         Algorithm::Ring,
                         Algorithm::Tree,
                         Algorithm::HalvingDoubling,
+                        Algorithm::Hierarchical,
                         Algorithm::Pairwise,
                         Algorithm::Direct
                     ]
@@ -473,6 +487,12 @@ impl CollectiveConfig {
         }
         if !(1..=64).contains(&self.depth) {
             return e("depth", format!("must be in 1..=64, got {}", self.depth));
+        }
+        if a == Algorithm::Hierarchical && self.gpus_per_server.is_none() {
+            return e(
+                "gpus_per_server",
+                "hierarchical all-reduce needs the ranks' servers: set gpus_per_server".into(),
+            );
         }
         if let Some(g) = self.gpus_per_server
             && (g < 2 || !n.is_multiple_of(g as usize))
@@ -535,6 +555,8 @@ impl CollectiveConfig {
             // A rank sends part/2 + part/4 + ... per channel halving, as much doubling: at
             // most the buffer's slices plus a partial one per step and channel, twice.
             (_, Algorithm::HalvingDoubling) => 2 * (chunks + 64 * self.channels as u64),
+            // Two rings inside servers over the buffer, one between them over a share.
+            (_, Algorithm::Hierarchical) => 3 * (chunks + n * self.channels as u64),
             // A chain forwards the buffer once per rank.
             (CollectiveOp::Broadcast, _) => chunks,
             // A ring step per rank and channel at least, each step's chunk in slices.

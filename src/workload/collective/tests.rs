@@ -64,6 +64,15 @@ fn every_byte_moves_once_per_step() {
     // Up and down each tree: every rank but a root sends its half up once and every
     // rank but a leaf sends it down to each child: 2(n-1) half-buffer transfers each.
     assert_eq!(bytes(&c, 6), 2 * 5 * s);
+    // Hierarchical over 3 servers of 4: each server reduce-scatters and all-gathers the
+    // buffer (3 steps of S/4 per rank each way), each local rank all-reduces its S/4 share
+    // over the 3 servers (4 steps of S/12): 6S/4·12 + 4S/12·12 = 22S in all.
+    let c = cfg(
+        "allreduce",
+        "hierarchical",
+        "gpus_per_server = 4\nslice = \"9KB\"",
+    );
+    assert_eq!(bytes(&c, 12), 22 * s);
     let c = cfg("broadcast", "ring", "root = 2");
     assert_eq!(bytes(&c, 4), 3 * s);
     let c = cfg("alltoall", "pairwise", "");
@@ -125,6 +134,7 @@ fn the_flow_bound_holds_and_is_not_loose() {
         (CollectiveOp::AllReduce, Algorithm::Ring),
         (CollectiveOp::AllReduce, Algorithm::Tree),
         (CollectiveOp::AllReduce, Algorithm::HalvingDoubling),
+        (CollectiveOp::AllReduce, Algorithm::Hierarchical),
         (CollectiveOp::AllGather, Algorithm::Ring),
         (CollectiveOp::AllToAll, Algorithm::Pairwise),
         (CollectiveOp::Broadcast, Algorithm::Ring),
@@ -136,7 +146,7 @@ fn the_flow_bound_holds_and_is_not_loose() {
             (256 << 20, 8),
         ] {
             let c: CollectiveConfig = toml::from_str(&format!(
-                "op = \"{}\"\nalgorithm = \"{}\"\nsize = \"{size}B\"\nchannels = {channels}\n",
+                "op = \"{}\"\nalgorithm = \"{}\"\nsize = \"{size}B\"\nchannels = {channels}\ngpus_per_server = 8\n",
                 op.name(),
                 alg.name()
             ))
