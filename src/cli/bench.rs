@@ -6,6 +6,12 @@ use super::*;
 /// The fat-tree benchmark scenario of the foundation issue.
 pub const BENCH_FAT_TREE: &str = include_str!("../../experiments/bench_fat_tree.toml");
 
+/// The mixture-of-experts iteration of `experiments/ai/`, the AI benchmark's workload.
+const BENCH_MOE: &str = include_str!("../../experiments/ai/moe.toml");
+
+/// The AI benchmark's points: GPUs.
+pub(in crate::cli) const AI_POINTS: &[u32] = &[128, 1024];
+
 pub(in crate::cli) fn peak_rss_mib() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -238,7 +244,78 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
             }
             Ok(())
         }
-        other => bail!("unknown scenario `{other}`: use default, fat-tree, scale or all"),
+        "ai" => {
+            let exe = std::env::current_exe()?;
+            println!(
+                "AI training: one MoE iteration (experiments/ai/moe.toml, rail wiring, DCQCN) on \
+                 rail fabrics of 8-GPU servers, 400 Gbps NICs, {}",
+                o.split()
+            );
+            println!(
+                "{:>6} {:>8} {:>14} {:>9} {:>13} {:>9} {:>10} {:>9} {:>9} {:>10}",
+                "gpus",
+                "flows",
+                "iteration (ms)",
+                "wall (s)",
+                "packet-hops",
+                "ns/hop",
+                "peak MiB",
+                "Mev/s",
+                "Mhop/s",
+                "setup (s)"
+            );
+            for g in AI_POINTS {
+                let out = std::process::Command::new(&exe)
+                    .args(["bench", "--scenario", &format!("ai:{g}")])
+                    .args(o.args())
+                    .output()?;
+                if !out.status.success() {
+                    bail!(
+                        "AI point {g} GPUs failed: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+                print!("{}", String::from_utf8_lossy(&out.stdout));
+            }
+            Ok(())
+        }
+        point if point.starts_with("ai:") => {
+            let Some(gpus) = point[3..].parse::<u32>().ok() else {
+                bail!("`{point}`: expected ai:<gpus> (a multiple of 128)");
+            };
+            let mut cfg = ai_config(gpus)?;
+            o.apply(&mut cfg.run);
+            let started = std::time::Instant::now();
+            let plans = experiment::plan(&cfg, "<bench ai>", Path::new("."))?;
+            let mut line = String::new();
+            for p in plans {
+                let r = experiment::execute(&p.config, Path::new("."), &p)
+                    .map_err(anyhow::Error::msg)?;
+                let iteration = r
+                    .iterations
+                    .first()
+                    .and_then(|i| i.time_ps)
+                    .map_or(f64::NAN, |t| t as f64 / 1e9);
+                let total = started.elapsed().as_secs_f64();
+                let hops = r.totals.packet_hops;
+                line = format!(
+                    "{gpus:>6} {:>8} {iteration:>14.2} {:>9.2} {hops:>13} {:>9.1} {:>10.1} {:>9.2} {:>9.2} {:>10.2}",
+                    r.records.len(),
+                    r.wall_seconds,
+                    r.wall_seconds * 1e9 / hops.max(1) as f64,
+                    peak_rss_mib().unwrap_or(f64::NAN),
+                    r.totals.events as f64 / r.wall_seconds / 1e6,
+                    hops as f64 / r.wall_seconds / 1e6,
+                    total - r.wall_seconds
+                );
+                if let Some(w) = &r.window {
+                    line += &format!("\n      {}", window_line(w, hops));
+                }
+            }
+            println!("{line}");
+            Ok(())
+        }
+        other => bail!("unknown scenario `{other}`: use default, fat-tree, scale, ai or all"),
     }
 }
 
@@ -290,6 +367,56 @@ pub(in crate::cli) fn scale_config(k: u32, wl: &str, sim_time: Option<&str>) -> 
     let text = toml::to_string(&t)?;
     let mut c = Config::parse(&text, "<bench scale>")?;
     c.validate("<bench scale>", Path::new("."))?;
+    c.seeds = 1;
+    Ok(c)
+}
+
+/// The AI benchmark at `gpus` GPUs: `experiments/ai/moe.toml`'s iteration on its rail fabric
+/// (rail wiring, DCQCN), grown by data parallelism: `gpus / 8` servers in groups of 16 (every
+/// rail switch joined to 16 spines), dp = `gpus / 8`, 256MB switch buffers.
+pub(in crate::cli) fn ai_config(gpus: u32) -> Result<Config> {
+    if gpus == 0 || !gpus.is_multiple_of(128) || gpus > 32_768 {
+        bail!("ai:{gpus}: the GPUs must be a multiple of 128, at most 32768");
+    }
+    let mut t: toml::Table = toml::from_str(BENCH_MOE)?;
+    t.remove("sweep");
+    t.remove("plot");
+    let set = |t: &mut toml::Table, key: &str, v: toml::Value| {
+        crate::sweep::set_key(t, key, v).map_err(anyhow::Error::msg)
+    };
+    let servers = (gpus / 8) as i64;
+    set(
+        &mut t,
+        "name",
+        toml::Value::String(format!("bench-ai-{gpus}")),
+    )?;
+    set(
+        &mut t,
+        "schemes",
+        toml::Value::Array(vec![toml::Value::String("DCQCN".into())]),
+    )?;
+    set(&mut t, "topology.servers", toml::Value::Integer(servers))?;
+    set(
+        &mut t,
+        "topology.servers_per_group",
+        toml::Value::Integer(16),
+    )?;
+    set(
+        &mut t,
+        "topology.wiring",
+        toml::Value::String("rail".into()),
+    )?;
+    set(&mut t, "workload.dp", toml::Value::Integer(servers))?;
+    // A spine joins every rail switch: 64 ports at 1,024 GPUs, whose PFC headroom (three
+    // lossless priorities of 400 Gbps over 1 us links) outgrows the default 128MB buffer.
+    set(
+        &mut t,
+        "switch.buffer.size",
+        toml::Value::String("256MB".into()),
+    )?;
+    let text = toml::to_string(&t)?;
+    let mut c = Config::parse(&text, "<bench ai>")?;
+    c.validate("<bench ai>", Path::new("."))?;
     c.seeds = 1;
     Ok(c)
 }

@@ -101,7 +101,8 @@ pub enum Cmd {
     Bench {
         /// `default` (the default experiment, both schemes), `fat-tree` (k=8, 100 Gbps, DCTCP,
         /// 10 ms), `scale` (fat-trees from k=4 up, one process per point, for how the speed and
-        /// memory scale) or `all` (default, then fat-tree).
+        /// memory scale), `ai` (an MoE training iteration on rail fabrics of 128 and 1,024
+        /// GPUs; one point: `ai:<gpus>`) or `all` (default, then fat-tree).
         #[arg(long, default_value = "all")]
         scenario: String,
         /// Threads per run (`[run] threads`), 1..=1024; above 1 the window statistics of the

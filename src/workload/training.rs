@@ -649,11 +649,20 @@ impl TrainingConfig {
 
     /// An upper bound on its flows.
     pub fn max_flows(&self) -> u64 {
-        // One collective of `bytes` over `n` ranks makes at most 2n(bytes/slice + 2 channels
-        // n + 1) flows (ring, tree, halving-doubling, all-to-all: see `collective`).
+        // An all-reduce of `bytes` over `n` ranks: per rank and channel, a ring's 2(n − 1)
+        // steps send 2·part/slice pieces, plus one per step and loop for a piece cut short
+        // (at most 2·part/chunk + 2n); a tree or halving-doubling sends fewer. In all, at most
+        // n(4·bytes/slice + 2·channels·n + 4) flows.
+        let ch = self.channels as u64;
         let per = |bytes: u64, n: u32| -> u64 {
             let n = n as u64;
-            2 * n * (bytes / self.slice.0.max(1) + 2 * self.channels as u64 * n + 1)
+            n * (4 * (bytes / self.slice.0.max(1)) + 2 * ch * n + 4)
+        };
+        // An all-to-all of `bytes` per rank: n − 1 peers of part/n each, in slices, per
+        // channel: at most n(bytes/slice + channels·n + 1).
+        let per_a2a = |bytes: u64, n: u32| -> u64 {
+            let n = n as u64;
+            n * (bytes / self.slice.0.max(1) + ch * n + 1)
         };
         let (mb, layers) = (self.microbatches as u64, self.layers as u64);
         let (dp, tp, pp, ep) = (
@@ -677,7 +686,7 @@ impl TrainingConfig {
         };
         let moe_layers = layers.checked_div(self.moe_every as u64).unwrap_or(0);
         let ep_flows = if ep > 1 {
-            4 * mb * moe_layers * (dp / ep) * tp * per(self.tokens.0 * ep, self.ep)
+            4 * mb * moe_layers * (dp / ep) * tp * per_a2a(self.tokens.0 * ep, self.ep)
         } else {
             0
         };
@@ -720,9 +729,13 @@ mod tests {
             "dp = 4\ntp = 2\npp = 2\nlayers = 4\nmicrobatches = 2",
             "dp = 8\ntp = 1\npp = 1\nep = 4\nmoe_every = 2\nlayers = 4\nslice = \"1MB\"",
             "dp = 2\ntp = 4\npp = 2\nlayers = 6\nmicrobatches = 3\nchannels = 1\nslice = \"64KB\"\nchunk = \"64KB\"",
+            // experiments/ai/moe.toml's iteration.
+            "dp = 16\ntp = 8\nep = 8\nmoe_every = 2\nlayers = 8\nmicrobatches = 2\nparams = \"32MB\"\nactivation = \"4MB\"\ntokens = \"4MB\"\nslice = \"1MiB\"",
+            // Slices just above the chunk's quarter: pieces cut short at every step.
+            "dp = 8\ntp = 2\nlayers = 2\nparams = \"64MB\"\nchunk = \"1MB\"\nslice = \"260KB\"\nchannels = 2",
         ] {
             let t: TrainingConfig = toml::from_str(extra).unwrap();
-            let (g, _) = t.graph(64).unwrap();
+            let (g, _) = t.graph(128).unwrap();
             let n = g.flows.len() as u64;
             let bound = t.max_flows();
             assert!(n <= bound, "{extra}: {n} flows > bound {bound}");
