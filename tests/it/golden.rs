@@ -255,6 +255,7 @@ golden! {
     golden_hpcc_file: "hpcc_file";
     golden_incast_ties: "incast_ties";
     golden_collective: "collective";
+    golden_rail: "rail";
 }
 
 /// The hashing itself: provenance keys are removed at any depth, outcome keys kept, figures

@@ -8,7 +8,8 @@
 //! attribution, and the manifests' outcome: end reason, events, packet-hops, end time,
 //! conservation), for every golden config: TCP and DCTCP on leaf-spine and fat-trees,
 //! partition-aggregate with dependencies and `end_when`, failures, RDMA with PFC and in-band
-//! telemetry, GPMP, and a tie-heavy synchronised incast with PFC.
+//! telemetry, GPMP, a tie-heavy synchronised incast with PFC, and a rail fabric of
+//! multi-homed GPUs (whose links to their rail and server switches may join partitions).
 
 use crate::golden::{GOLDEN, golden_outputs};
 
@@ -79,6 +80,7 @@ split! {
     split_timeseries: "timeseries";
     split_failures: "failures";
     split_collective: "collective";
+    split_rail: "rail";
     split_hpcc_file: "hpcc_file";
     split_incast_ties: "incast_ties";
 }

@@ -2,7 +2,8 @@
 //! lockstep windows, and give the bytes of the unpartitioned run for any partitioning.
 //!
 //! A **partition** owns a set of nodes: each switch with the hosts wired to it (a host's link
-//! is never cut), in cells kept together (a fat-tree's pods: [`balanced_cells`]) dealt to
+//! is never cut; a host with several links goes with the switch of its shortest one, and its
+//! other links may be cut), in cells kept together (a fat-tree's pods: [`balanced_cells`]) dealt to
 //! balance the partitions, or at random (seeded). Each
 //! partition is a replica of the whole run ([`Sim`]) that handles only the events of its own
 //! nodes; the state of other nodes stays untouched in it. What one node does to another
@@ -89,13 +90,6 @@ impl PartitionMap {
         if parts == 0 || parts > u16::MAX as usize {
             return Err(format!("run.partitions: must be in 1..=65535, got {parts}"));
         }
-        if parts > 1 && net.multi_homed() {
-            return Err(format!(
-                "run.partitions: {parts} partitions asked for, but the topology has hosts \
-                 with several links (multi-NIC servers, dual ToRs, planes), which a \
-                 partitioned run does not split yet: run it in one partition (-t 1)"
-            ));
-        }
         let mut sw_part: Vec<u16> = vec![0; n_sw];
         if seed > 0 {
             let mut r = RngStream::new(seed, "partition-map");
@@ -133,7 +127,16 @@ impl PartitionMap {
             owner[net.n_hosts + s] = p;
         }
         for h in 0..net.n_hosts {
-            let peer = net.ports[net.host_port(h as u32).idx()].peer_node;
+            // A multi-homed host goes with the switch of its shortest link (a GPU with its
+            // server's switch), so that the links left to cut are the longer ones (its NICs')
+            // and the lookahead stays theirs; the first such link on a tie.
+            let home = net
+                .ports_of_host(h as u32)
+                .iter()
+                .copied()
+                .min_by_key(|&p| (net.ports[p.idx()].delay, p.idx()))
+                .unwrap_or(net.host_port(h as u32));
+            let peer = net.ports[home.idx()].peer_node;
             // A host wired to another host: the lower-numbered one's partition.
             owner[h] = if net.is_host(peer) {
                 (peer.idx().min(h) % parts) as u16
