@@ -1,4 +1,4 @@
-//! Golden outputs: every output file of twelve configs (`tests/golden/`), hashed, against the
+//! Golden outputs: every output file of thirteen configs (`tests/golden/`), hashed, against the
 //! hashes recorded in `tests/golden/<config>.hashes`.
 //!
 //! They pin the model's behaviour as a whole, bit for bit, across changes meant to keep it
