@@ -5,7 +5,7 @@
 //!
 //! The estimate is an upper bound of the large parts: routing tables (a candidate list per
 //! switch and destination ToR, see `net::routing`), flow state (spec, transport state,
-//! record, attribution, about 1 KiB per flow; for a streamed workload, Poisson arrivals or a
+//! record, attribution, up to 2 KiB per flow; for a streamed workload, Poisson arrivals or a
 //! flow file in start order, only a chunk of records and the flows in progress), ports and
 //! queues, the time series and packet trace buffers, and the sawtooth probe's samples. It
 //! does not model queue growth under load (bounded by the buffers) or the allocator's
@@ -15,8 +15,11 @@ use crate::config::Config;
 use crate::topology::TopologyConfig;
 use std::path::Path;
 
-/// Bytes of state per flow (spec, transport, record, attribution), an upper bound.
-const PER_FLOW: u64 = 1024;
+/// Bytes of state per flow (spec, transport, record, attribution), an upper bound: an RDMA
+/// run of dependent messages (a queue pair and a message entry each, the dependency joins, a
+/// record with delay attribution) peaked at 1.7 KB per flow (`experiments/ai/moe.toml`, 128
+/// GPUs, 290,816 messages, 480 MiB).
+const PER_FLOW: u64 = 2048;
 /// Flows in progress per host a streamed run is allowed for (an upper bound by assumption:
 /// with flows released as they finish, what is held follows the load, not the workload).
 const STREAMED_PER_HOST: u64 = 256;
