@@ -420,9 +420,10 @@ fn machine(bytes: u64) -> dcsim::budget::Limit {
 
 #[test]
 fn the_memory_check_heeds_the_address_space_limit() {
-    // About 1.9 GiB of flow state (2 M flows generated up front) under `ulimit -v` 1.5 GiB:
-    // refused before anything is built, naming the limit (the check compared with the
-    // machine's free memory only, and the run aborted with exit 134 when it allocated).
+    // About 3.8 GiB of flow state (2 M flows generated up front, 2 KiB each at most) under
+    // `ulimit -v` 1.5 GiB: refused before anything is built, naming the limit (the check
+    // compared with the machine's free memory only, and the run aborted with exit 134 when
+    // it allocated).
     let tmp = tempfile::tempdir().unwrap();
     let text = "[workload]\nkind = \"poisson\"\nflows = 2000000\non = \"1ms\"\noff = \"1ms\"\n";
     write(tmp.path(), "m.toml", text);
@@ -437,7 +438,7 @@ fn the_memory_check_heeds_the_address_space_limit() {
         let e = err(&o);
         assert!(!o.status.success(), "{cmd}: accepted under ulimit -v");
         assert!(
-            e.contains("address-space limit (ulimit -v) leaves") && e.contains("1.9 GiB"),
+            e.contains("address-space limit (ulimit -v) leaves") && e.contains("3.8 GiB"),
             "{cmd}: {e}"
         );
         assert!(
