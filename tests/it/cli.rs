@@ -645,6 +645,16 @@ fn the_scaling_benchmark_runs_a_point() {
     assert_eq!(v[5], "360000", "16 flows of 2 MB over 4 or 6 hops: {line}");
     let o = dcsim(&["bench", "--scenario", "scale:4:nothing"], tmp.path());
     assert!(!o.status.success() && stderr(&o).contains("websearch or permutation"));
+    // The AI benchmark's points are multiples of 128 GPUs (its iteration runs in
+    // experiments/ai's smoke test); others are refused, saying so.
+    for bad in ["ai:100", "ai:x"] {
+        let o = dcsim(&["bench", "--scenario", bad], tmp.path());
+        assert!(
+            !o.status.success() && stderr(&o).contains("multiple of 128"),
+            "{bad}: {}",
+            stderr(&o)
+        );
+    }
     // Split into 4 partitions on 2 threads: the same packet-hops and events, and the window
     // statistics of 4 partitions.
     let point = |extra: &[&str]| {
