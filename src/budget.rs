@@ -5,7 +5,8 @@
 //!
 //! The estimate is an upper bound of the large parts: routing tables (a candidate list per
 //! switch and destination ToR, see `net::routing`), flow state (spec, transport state,
-//! record, attribution, up to 2 KiB per flow; for a streamed workload, Poisson arrivals or a
+//! record, attribution, up to 2 KiB per flow, the record's half once however the run is
+//! split; for a streamed workload, Poisson arrivals or a
 //! flow file in start order, only a chunk of records and the flows in progress), ports and
 //! queues, the time series and packet trace buffers, and the sawtooth probe's samples. It
 //! does not model queue growth under load (bounded by the buffers) or the allocator's
@@ -15,11 +16,13 @@ use crate::config::Config;
 use crate::topology::TopologyConfig;
 use std::path::Path;
 
-/// Bytes of state per flow (spec, transport, record, attribution), an upper bound: an RDMA
-/// run of dependent messages (a queue pair and a message entry each, the dependency joins, a
-/// record with delay attribution) peaked at 1.7 KB per flow (`experiments/ai/moe.toml`, 128
-/// GPUs, 290,816 messages, 480 MiB).
-const PER_FLOW: u64 = 2048;
+/// Bytes of state per flow (spec, transport, dependency joins, attribution state), an upper
+/// bound, held by every partition of a split run; and bytes of its record (its `fct.csv` row
+/// with delay attribution), made once, when the run ends. An RDMA run of dependent messages
+/// peaked at 1.7 KB per message in all (`experiments/ai/moe.toml`, 128 GPUs, 290,816
+/// messages, 480 MiB; at 1,024 GPUs 1.5 KB, and each further partition added 0.66 KB).
+const PER_FLOW: u64 = 1024;
+const PER_RECORD: u64 = 1024;
 /// Flows in progress per host a streamed run is allowed for (an upper bound by assumption:
 /// with flows released as they finish, what is held follows the load, not the workload).
 const STREAMED_PER_HOST: u64 = 256;
@@ -49,18 +52,30 @@ const PER_PORT: u64 = 1024;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Estimate {
     pub routes: u64,
+    /// Flow state (every partition of a split run holds it).
     pub flows: u64,
+    /// Flow records (made once, at the end of the run).
+    pub records: u64,
     pub ports: u64,
     pub observers: u64,
 }
 
 impl Estimate {
     pub fn total(&self) -> u64 {
-        self.routes + self.flows + self.ports + self.observers
+        self.routes + self.flows + self.records + self.ports + self.observers
+    }
+
+    /// What a run split into `parts` partitions holds: each partition replicates the run but
+    /// for the records, made once from the merged partitions.
+    pub fn split(&self, parts: u64) -> u64 {
+        (self.total() - self.records)
+            .saturating_mul(parts.max(1))
+            .saturating_add(self.records)
     }
 }
 
-fn gib(b: u64) -> String {
+/// Bytes as GiB, MiB or KiB.
+pub fn gib(b: u64) -> String {
     let x = b as f64;
     if b >= 1 << 30 {
         format!("{:.1} GiB", x / (1u64 << 30) as f64)
@@ -75,10 +90,11 @@ impl std::fmt::Display for Estimate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} (routing tables {}, flows {}, ports {}, time series/trace/probe {})",
+            "{} (routing tables {}, flows {}, records {}, ports {}, time series/trace/probe {})",
             gib(self.total()),
             gib(self.routes),
             gib(self.flows),
+            gib(self.records),
             gib(self.ports),
             gib(self.observers)
         )
@@ -199,6 +215,7 @@ pub fn estimate(cfg: &Config, base: &Path) -> Estimate {
             .min(crate::experiment::SPILL_ROWS as u64 + hosts.saturating_mul(STREAMED_PER_HOST));
     }
     let flows = held.saturating_mul(PER_FLOW);
+    let records = held.saturating_mul(PER_RECORD);
     let ports = links.saturating_mul(2 * PER_PORT);
     let mut observers = 0u64;
     if let Some(t) = &cfg.timeseries {
@@ -214,6 +231,7 @@ pub fn estimate(cfg: &Config, base: &Path) -> Estimate {
     Estimate {
         routes,
         flows,
+        records,
         ports,
         observers,
     }
@@ -336,19 +354,17 @@ pub fn check(
     limit: &Limit,
 ) -> Result<Estimate, String> {
     let e = estimate(cfg, base);
-    // A partitioned run holds a replica of the run per partition (`sim::window`).
+    // A partitioned run holds a replica of the run per partition (`sim::window`), but for
+    // the records.
     let split = cfg.run.split() as u64;
-    let need = e
-        .total()
-        .saturating_mul(split)
-        .saturating_mul(parallel.max(1) as u64);
+    let need = e.split(split).saturating_mul(parallel.max(1) as u64);
     if need > limit.bytes {
         return Err(format!(
             "a run needs about {e}{}{}; {} {} available. Shrink the topology or the workload{}",
             if split > 1 {
                 format!(
-                    " per partition, {} for its {split} partitions",
-                    gib(e.total() * split)
+                    " unsplit, {} for its {split} partitions",
+                    gib(e.split(split))
                 )
             } else {
                 String::new()

@@ -287,18 +287,28 @@ fn command(cli: Cli) -> Result<()> {
             )?;
             let base = Config::base_dir(&config);
             let mut biggest = crate::budget::Estimate::default();
+            let mut parts = 1u64;
             for p in &runs {
                 let e = match crate::budget::available() {
                     Some(limit) => crate::budget::check(&p.config, &base, 1, &limit)
                         .map_err(|e| anyhow::anyhow!("{}: run {}: {e}", config.display(), p.id))?,
                     None => crate::budget::estimate(&p.config, &base),
                 };
-                if e.total() > biggest.total() {
+                let n = p.config.run.split() as u64;
+                if e.split(n) > biggest.split(parts) {
                     biggest = e;
+                    parts = n;
                 }
             }
+            let split = match parts {
+                1 => String::new(),
+                n => format!(
+                    " unsplit, {} split into {n} partitions",
+                    crate::budget::gib(biggest.split(n))
+                ),
+            };
             println!(
-                "{}: ok ({} hosts, {} scheme(s) x {} seed(s) x {} sweep point(s) = {} runs; the largest run needs about {biggest})",
+                "{}: ok ({} hosts, {} scheme(s) x {} seed(s) x {} sweep point(s) = {} runs; the largest run needs about {biggest}{split})",
                 config.display(),
                 c.topology.n_hosts(),
                 c.schemes.len(),
