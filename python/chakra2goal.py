@@ -208,9 +208,9 @@ def expand(kind: str, size: int, group: list[int], root: int, slice_: int | None
         return split(b, k)
 
     def msg(a: int, b: int, size_: int, step: str, after: list[str]):
-        s = blocks[a].op(f"{label}_{step}s", f"send {max(size_, 0)}b to {b} tag {tag}")
+        s = blocks[a].op(f"{label}_{step}s", f"send {size_}b to {b} tag {tag}")
         blocks[a].require(s, after)
-        rcv = blocks[b].op(f"{label}_{step}r", f"recv {max(size_, 0)}b from {a} tag {tag}")
+        rcv = blocks[b].op(f"{label}_{step}r", f"recv {size_}b from {a} tag {tag}")
         return s, rcv
 
     if kind in ("ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK",
@@ -345,7 +345,8 @@ def convert(path: str, groups: dict[str, list[int]], slice_: int | None) -> tupl
         for k in range(counts[first]):
             nd0, ct0 = per[first][k]
             size0 = int(attrs(nd0).get("comm_size", 0) or 0)
-            root = int(attrs(nd0).get("root", members[0]) or members[0])
+            r0 = attrs(nd0).get("root")
+            root = members[0] if r0 is None else int(r0)
             if ct0 == "BROADCAST" and root not in members:
                 raise ConvertError(
                     f"{files[first]}: node {nd0.id}: root {root} is not in the group {members}")

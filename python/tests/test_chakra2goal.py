@@ -51,16 +51,17 @@ def write_trace(d, name, ranks):
     return os.path.join(d, name)
 
 
-def run_dcsim(goal, hosts, out, workload_extra=""):
-    """Runs the GOAL schedule on one switch of `hosts` 100 Gbps hosts; returns fct.csv rows
-    and the run directory."""
+def run_dcsim(workload, hosts, out):
+    """Runs `workload` (the body of a `[workload]` table) on one switch of `hosts` 100 Gbps
+    hosts under SP-RDMA, writing to `out`; returns the run's directory."""
+    os.makedirs(out, exist_ok=True)
     cfg = os.path.join(out, "run.toml")
     with open(cfg, "w") as f:
         f.write(
             'name = "chakra"\nschemes = ["SP-RDMA"]\n[topology]\nkind = "leaf_spine"\n'
             f"hosts_per_leaf = {hosts}\nleaves = 1\nspines = 1\n"
             'host_rate = "100Gbps"\nlink_delay = "1us"\n'
-            f'[workload]\nkind = "goal"\nfile = "{goal}"\n{workload_extra}'
+            f"[workload]\n{workload}"
         )
     exe = os.environ.get("DCSIM_BIN")
     cmd = [exe] if exe else ["cargo", "run", "--release", "--quiet", "--"]
@@ -70,7 +71,12 @@ def run_dcsim(goal, hosts, out, workload_extra=""):
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    run = os.path.join(out, "chakra", "SP-RDMA-s1")
+    return os.path.join(out, "chakra", "SP-RDMA-s1")
+
+
+def run_goal(goal, hosts, out):
+    """Runs the GOAL schedule `goal`; returns fct.csv's rows and the run's directory."""
+    run = run_dcsim(f'kind = "goal"\nfile = "{goal}"\n', hosts, out)
     with open(os.path.join(run, "fct.csv")) as f:
         return list(csv.DictReader(f)), run
 
@@ -114,7 +120,7 @@ class ChakraTest(unittest.TestCase):
             text = f.read()
         self.assertIn("send 10000b to 1 tag 7", text)
         self.assertIn("calc 5000", text)
-        rows, _ = run_dcsim(goal, 2, self.d)
+        rows, _ = run_goal(goal, 2, self.d)
         self.assertEqual(len(rows), 1)
         f = rows[0]
         self.assertEqual((f["src"], f["dst"], f["size_bytes"]), ("0", "1", "10000"))
@@ -129,27 +135,18 @@ class ChakraTest(unittest.TestCase):
                        comm_size=size, pg_name="0"),
                   node(3, pb.COMP_NODE, deps=[2], dur_us=1)] for _ in range(n)]
         goal = self.convert(write_trace(self.d, "ar", ranks), "--slice", "512KiB")
-        rows, run = run_dcsim(goal, n, self.d)
+        rows, run = run_goal(goal, n, self.d)
         self.assertEqual(sum(int(r["size_bytes"]) for r in rows), 2 * (n - 1) * size)
         self.assertTrue(all(r["rcv_finish_ps"] for r in rows))
         self.assertEqual(min(int(r["start_ps"]) for r in rows), 1_000_000)
         t_goal = max(int(r["rcv_finish_ps"]) for r in rows) - 1_000_000
         # dcsim's own ring all-reduce of the same size, pieces and ranks, for comparison.
-        native = os.path.join(self.d, "native")
-        os.makedirs(native)
-        cfg = os.path.join(native, "run.toml")
-        with open(cfg, "w") as f:
-            f.write(
-                'name = "chakra"\nschemes = ["SP-RDMA"]\n[topology]\nkind = "leaf_spine"\n'
-                f'hosts_per_leaf = {n}\nleaves = 1\nspines = 1\nhost_rate = "100Gbps"\n'
-                'link_delay = "1us"\n[workload]\nkind = "collective"\nop = "allreduce"\n'
-                f'size = "{size}B"\nslice = "512KiB"\n'
-            )
-        exe = os.environ.get("DCSIM_BIN")
-        cmd = [exe] if exe else ["cargo", "run", "--release", "--quiet", "--"]
-        subprocess.run([*cmd, "run", cfg, "--quiet", "--output-dir", native], cwd=ROOT,
-                       check=True, stdout=subprocess.DEVNULL)
-        with open(os.path.join(native, "chakra", "SP-RDMA-s1", "collectives.csv")) as f:
+        native = run_dcsim(
+            f'kind = "collective"\nop = "allreduce"\nsize = "{size}B"\nslice = "512KiB"\n',
+            n,
+            os.path.join(self.d, "native"),
+        )
+        with open(os.path.join(native, "collectives.csv")) as f:
             t_native = float(next(csv.DictReader(f))["time_us"]) * 1e6
         print(f"all-reduce from Chakra: {t_goal / 1e6:.2f} us, dcsim's ring {t_native / 1e6:.2f} us")
         # The same pieces with the same dependencies (the slots never bind here): the same
@@ -164,7 +161,7 @@ class ChakraTest(unittest.TestCase):
                        pg_name="a" if r < 2 else "b")] for r in range(4)]
         t = write_trace(self.d, "grp", ranks)
         goal = self.convert(t, "--group", "a=0,1", "--group", "b=2,3")
-        rows, _ = run_dcsim(goal, 4, self.d)
+        rows, _ = run_goal(goal, 4, self.d)
         pairs = {(r["src"], r["dst"]) for r in rows}
         self.assertEqual(pairs, {("0", "1"), ("1", "0"), ("2", "3"), ("3", "2")})
         # Without the groups, a group's collectives would run over every rank, which ranks
@@ -172,6 +169,21 @@ class ChakraTest(unittest.TestCase):
         m = self.refused(t)
         self.assertIn("process group `a`", m)
         self.assertIn("--group", m)
+
+    def test_a_broadcast_starts_at_its_root(self):
+        # The `root` attribute, 0 included, names the first sender; without it, the group's
+        # first rank (here rank 1: the group lists 1 before 0).
+        def first_sender(root):
+            extra = {} if root is None else {"root": root}
+            ranks = [[node(1, pb.COMM_COLL_NODE, comm_type=pb.BROADCAST, comm_size=1000,
+                           pg_name="g", **extra)] for _ in range(2)]
+            text, _ = c2g.convert(write_trace(self.d, f"bc{root}", ranks), {"g": [1, 0]}, None)
+            block = text.split("rank 0 {")[1].split("}")[0]
+            return 0 if "send 1000b to 1" in block else 1
+
+        self.assertEqual(first_sender(0), 0)
+        self.assertEqual(first_sender(1), 1)
+        self.assertEqual(first_sender(None), 1)
 
     def test_bad_traces_are_refused_naming_the_file_and_node(self):
         ar = lambda size: [node(4, pb.COMM_COLL_NODE, comm_type=pb.ALL_REDUCE,  # noqa: E731

@@ -167,7 +167,6 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
         }
         "scale" => {
             // One process per point so that peak memory is per point.
-            let exe = std::env::current_exe()?;
             println!(
                 "scaling: fat-trees at 100 Gbps, DCTCP, {}; web search at load 0.3, or a permutation of 2 MB flows",
                 o.split()
@@ -187,17 +186,7 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
                 "events"
             );
             for (k, wl) in SCALE_POINTS {
-                let out = std::process::Command::new(&exe)
-                    .args(["bench", "--scenario", &format!("scale:{k}:{wl}")])
-                    .args(o.args())
-                    .output()?;
-                if !out.status.success() {
-                    bail!(
-                        "scale point k={k} {wl} failed: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
-                print!("{}", String::from_utf8_lossy(&out.stdout));
+                point_in_child(&format!("scale:{k}:{wl}"), o)?;
             }
             Ok(())
         }
@@ -245,7 +234,6 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
             Ok(())
         }
         "ai" => {
-            let exe = std::env::current_exe()?;
             println!(
                 "AI training: one MoE iteration (experiments/ai/moe.toml, rail wiring, DCQCN) on \
                  rail fabrics of 8-GPU servers, 400 Gbps NICs, {}",
@@ -265,17 +253,7 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
                 "setup (s)"
             );
             for g in AI_POINTS {
-                let out = std::process::Command::new(&exe)
-                    .args(["bench", "--scenario", &format!("ai:{g}")])
-                    .args(o.args())
-                    .output()?;
-                if !out.status.success() {
-                    bail!(
-                        "AI point {g} GPUs failed: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
-                print!("{}", String::from_utf8_lossy(&out.stdout));
+                point_in_child(&format!("ai:{g}"), o)?;
             }
             Ok(())
         }
@@ -317,6 +295,23 @@ pub(in crate::cli) fn bench(scenario: &str, o: &BenchOpts) -> Result<()> {
         }
         other => bail!("unknown scenario `{other}`: use default, fat-tree, scale, ai or all"),
     }
+}
+
+/// Runs benchmark point `scenario` in a child process (so that its peak memory is its own)
+/// and prints its line.
+fn point_in_child(scenario: &str, o: &BenchOpts) -> Result<()> {
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .args(["bench", "--scenario", scenario])
+        .args(o.args())
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "benchmark point {scenario} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    Ok(())
 }
 
 /// The scaling benchmark's points: fat-tree arity and workload.

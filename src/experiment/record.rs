@@ -360,13 +360,13 @@ impl Recorder {
         });
     }
 
-    /// Writes out what is still held (a spilling recorder's last chunk) and moves the records
-    /// (in arrival order, as a run that keeps every flow iterates them) and their totals over.
+    /// Writes out what is still held (a spilling recorder's last chunk), adds the totals and
+    /// returns the records held (in arrival order, as a run that keeps every flow iterates
+    /// them).
     pub(in crate::experiment) fn flush(
         &mut self,
-        records: &mut Vec<FlowRecord>,
         totals: &mut RunTotals,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<FlowRecord>, String> {
         if self.spilled.is_some() && !self.records.is_empty() {
             self.spill_chunk();
         }
@@ -377,16 +377,12 @@ impl Recorder {
         // stable sort's buffer.
         self.records.sort_unstable_by_key(|&(_, order, _)| order);
         debug_assert!(self.records.windows(2).all(|w| w[0].1 < w[1].1));
-        if records.is_empty() {
-            // Collected in place (the standard library reuses the buffer): the records are
-            // not held twice at the run's peak.
-            *records = std::mem::take(&mut self.records)
-                .into_iter()
-                .map(|(_, _, r)| r)
-                .collect();
-        } else {
-            records.extend(self.records.drain(..).map(|(_, _, r)| r));
-        }
+        // Collected in place (the standard library reuses the buffer): the records are not
+        // held twice at the run's peak.
+        let records = std::mem::take(&mut self.records)
+            .into_iter()
+            .map(|(_, _, r)| r)
+            .collect();
         totals.retransmits += self.retransmits;
         totals.timeouts += self.timeouts;
         totals.ecn_marks += self.ecn_marks;
@@ -394,7 +390,7 @@ impl Recorder {
         totals.spurious_retx += self.spurious_retx;
         self.reductions.sort_by_key(|&(first, _)| first);
         totals.reductions = self.reductions.drain(..).map(|(_, r)| r).collect();
-        Ok(())
+        Ok(records)
     }
 
     /// Records TCP-family or UDP flow `f` in its final state (`tcp`: its TCP counters;
@@ -581,7 +577,6 @@ pub fn collect_with(
     wall: Instant,
 ) -> Result<RunResult, String> {
     let msgs = sim.transport.messages();
-    let mut records = Vec::new();
     let mut totals = RunTotals {
         flows: match (msgs, cfg.end_when) {
             (None, Some(_)) => sim.flows.iter().filter(|f| f.started).count() as u64,
@@ -589,7 +584,7 @@ pub fn collect_with(
         },
         ..Default::default()
     };
-    if let Some(msgs) = msgs {
+    let mut records = if let Some(msgs) = msgs {
         if let Some(q) = sim.transport.qp_totals() {
             totals.timeouts += q.timeouts;
             totals.nacks += q.nacks;
@@ -612,7 +607,7 @@ pub fn collect_with(
                 rec.message(&sim.net, m, attribution_of(sim, i, m.finish.is_some()));
             }
         }
-        rec.flush(&mut records, &mut totals)?;
+        rec.flush(&mut totals)?
     } else {
         // Released flows the driver did not take yet, then the flows still held.
         for r in sim.retired_pending() {
@@ -637,8 +632,8 @@ pub fn collect_with(
                 rec.flow(&sim.net, f, tcp, attribution);
             }
         }
-        rec.flush(&mut records, &mut totals)?;
-    }
+        rec.flush(&mut totals)?
+    };
     // Flow ids are distinct: an unstable sort gives the same order, without the stable
     // sort's buffer of half the records.
     records.sort_unstable_by_key(|r| r.flow_id);

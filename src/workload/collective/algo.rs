@@ -116,21 +116,17 @@ pub(super) fn hierarchical(
     let gs = p.server as usize;
     let m = n / gs;
     let q = Params { server: 0, ..p };
-    let mut held: Vec<Vec<Pred>> = vec![Vec::new(); n];
+    // A ring of gs − 1 steps inside each server (reduce-scatter, all-gather) over the part,
+    // each rank entering after `input`.
+    let inside = |g: &mut Graph, conns: &mut Conns, input: &[Vec<Pred>]| -> Vec<Vec<Pred>> {
+        ranks
+            .chunks(gs)
+            .zip(input.chunks(gs))
+            .flat_map(|(r, e)| ring(g, conns, ch, part, r, q, gs - 1, e))
+            .collect()
+    };
     // Phase 1: reduce-scatter of the part inside each server.
-    for k in 0..m {
-        let ex = ring(
-            g,
-            conns,
-            ch,
-            part,
-            &ranks[k * gs..(k + 1) * gs],
-            q,
-            gs - 1,
-            &entry[k * gs..(k + 1) * gs],
-        );
-        held[k * gs..(k + 1) * gs].clone_from_slice(&ex);
-    }
+    let mut held = inside(g, conns, entry);
     // Phase 2: each local rank's share all-reduced among the servers (its rail).
     if m > 1 {
         for (i, share) in split(part, gs as u64).enumerate() {
@@ -144,21 +140,7 @@ pub(super) fn hierarchical(
         }
     }
     // Phase 3: all-gather of the part inside each server.
-    let mut exit = vec![Vec::new(); n];
-    for k in 0..m {
-        let ex = ring(
-            g,
-            conns,
-            ch,
-            part,
-            &ranks[k * gs..(k + 1) * gs],
-            q,
-            gs - 1,
-            &held[k * gs..(k + 1) * gs],
-        );
-        exit[k * gs..(k + 1) * gs].clone_from_slice(&ex);
-    }
-    exit
+    inside(g, conns, &held)
 }
 
 /// The ring order (rank indices) of channel `ch` over `n` ranks in servers of `g`: server k
